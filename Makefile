@@ -1,0 +1,99 @@
+# accdma userspace build. `make` builds the libraries, tools, examples and tests;
+# `make check` runs every test; SAN=address (ASan+UBSan) or SAN=thread (TSan)
+# builds everything into build-$(SAN)/ with the sanitizer.
+# Parts drop files in place: tests/test_*.c, tools/<tool>/*.c, examples/*.c are
+# picked up by wildcard; tools/<tool>/rules.mk may add targets to CHECK_STEPS.
+
+PREFIX   ?= /usr/local
+SAN      ?=
+CC       ?= cc
+SOVER    := 0
+VERSION  := 0.1.0
+
+ifeq ($(SAN),)
+B := build
+SANFLAGS :=
+else ifeq ($(SAN),address)
+B := build-address
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(SAN),thread)
+B := build-thread
+SANFLAGS := -fsanitize=thread
+else
+$(error SAN must be empty, address or thread)
+endif
+
+OPT      ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -fPIC -pthread $(SANFLAGS) \
+            -Iinclude -I.
+LDFLAGS  += -pthread $(SANFLAGS)
+LIBS     := -lnuma
+TEST_LIBS := -lcmocka
+
+LIB_SRCS := $(wildcard driver/*.c queue/*.c dma/*.c fw_stub/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+TEST_HELPERS := $(wildcard tests/helpers/*.c)
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+
+CHECK_STEPS := check-unit
+ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
+
+-include $(wildcard tools/*/rules.mk)
+
+.PHONY: all check check-unit install clean deps
+all: $(ALL_TARGETS)
+
+$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libaccdma.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libaccdma.so.$(VERSION): $(LIB_OBJS) libaccdma.map
+	$(CC) -shared -Wl,-soname,libaccdma.so.$(SOVER) -Wl,--version-script=libaccdma.map \
+	  $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
+
+$(B)/libaccdma.so: $(B)/libaccdma.so.$(VERSION)
+	ln -sf libaccdma.so.$(VERSION) $(B)/libaccdma.so.$(SOVER)
+	ln -sf libaccdma.so.$(VERSION) $@
+
+$(B)/tests/%: tests/%.c $(TEST_HELPERS) $(B)/libaccdma.a $(wildcard tests/*.h tests/helpers/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(TEST_HELPERS) $(B)/libaccdma.a $(LDFLAGS) $(LIBS) $(TEST_LIBS)
+
+$(B)/examples/%: examples/%.c $(B)/libaccdma.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
+
+# Each test binary is run with a per-test wall-clock limit so a hang is a failure, not a stuck CI.
+check-unit: $(TEST_BINS)
+	@fail=0; for t in $(TEST_BINS); do \
+	  echo "== $$t"; \
+	  if ! timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
+	done; exit $$fail
+
+check: all
+	@$(MAKE) --no-print-directory $(CHECK_STEPS)
+
+install: $(B)/libaccdma.a $(B)/libaccdma.so
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/accdma.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(B)/libaccdma.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so.$(SOVER)
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' accdma.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/accdma.pc
+
+deps:
+	bash scripts/install-deps.sh
+
+clean:
+	rm -rf build build-address build-thread

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accdma.h - the one public header of libaccdma.
+ *
+ * A world is a set of devices that exchange data. Each device owns memory
+ * regions (named by a 32-bit key) and queues. Ops posted on a queue never
+ * block on a peer: they enqueue a descriptor and return a 64-bit token.
+ * Tokens complete with a status; ops can depend on tokens of the same device.
+ *
+ * Conventions: every function returns 0 (or a count) on success and a
+ * negative errno value on failure. The outcome of an op is the status its
+ * token completes with (enum accdma_status). There is no global error state.
+ *
+ * Threading: a queue is single-producer: post to one queue from one thread at
+ * a time (different queues and devices may be driven from different threads).
+ * wait/test/release may be called from any thread, but each token is consumed
+ * once.
+ */
+#ifndef ACCDMA_H
+#define ACCDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCDMA_VERSION_MAJOR 0
+#define ACCDMA_VERSION_MINOR 1
+
+/** Maximum number of dependency tokens one op may take (join more with after_all). */
+#define ACCDMA_MAX_DEPS 16
+/** Tags with this bit set are reserved for the library (barrier). */
+#define ACCDMA_TAG_RESERVED (1ull << 63)
+/** Pass as a timeout to use the world's default (ACCDMA_TIMEOUT_MS). */
+#define ACCDMA_TIMEOUT_DEFAULT (-1)
+
+typedef struct accdma_world accdma_world;
+typedef struct accdma_queue accdma_queue;
+/** A completion token: names one op. 0 is never a valid token. */
+typedef uint64_t accdma_token;
+/** A memory region key, local to its device. 0 is never a valid key. */
+typedef uint32_t accdma_key;
+
+/** enum accdma_transport - how the devices of a world are connected. */
+enum accdma_transport {
+	ACCDMA_TRANSPORT_LOCAL = 0, /* all devices in this process (default) */
+	ACCDMA_TRANSPORT_SHM = 1,   /* one process per device, shared memory */
+	ACCDMA_TRANSPORT_VERBS = 2, /* hosts over RDMA (not built yet) */
+};
+
+/** enum accdma_status - the final status of an op, carried by its token. */
+enum accdma_status {
+	ACCDMA_OK = 0,
+	ACCDMA_ST_NOT_ATTEMPTED,  /* a dependency failed; the op did nothing */
+	ACCDMA_ST_BAD_KEY,        /* no such memory region (or freed) */
+	ACCDMA_ST_OUT_OF_BOUNDS,  /* offset + length past the region's end */
+	ACCDMA_ST_BAD_LENGTH,     /* zero length */
+	ACCDMA_ST_TRUNCATED,      /* send longer than its matching recv; nothing written */
+	ACCDMA_ST_PEER_ERROR,     /* the matching op on the peer failed or was canceled */
+	ACCDMA_ST_CANCELED,       /* canceled by accdma_cancel() */
+	ACCDMA_ST_FLUSHED,        /* the device was reset while the op was pending */
+	ACCDMA_ST_EXEC_FAILED,    /* the exec function returned non-zero */
+	ACCDMA_ST_DMA_ERROR,      /* the data mover failed (or a fault was injected) */
+	ACCDMA_ST_PEER_LOST,      /* the peer's process died (shm transport) */
+	ACCDMA_ST__COUNT
+};
+
+/** enum accdma_op_kind - what a descriptor asks the device to do. */
+enum accdma_op_kind {
+	ACCDMA_OP_SEND = 1,
+	ACCDMA_OP_RECV,
+	ACCDMA_OP_WRITE,
+	ACCDMA_OP_FENCE,
+	ACCDMA_OP_EXEC,
+	ACCDMA_OP_AFTER_ALL,
+	ACCDMA_OP_ZERO, /* fill a region range with zeros (used by permute) */
+	ACCDMA_OP__COUNT
+};
+
+/** An exec function: runs on the device's engine once dependencies complete. 0 = success. */
+typedef int (*accdma_exec_fn)(void *arg);
+
+/**
+ * struct accdma_world_opts - how to open a world. Fill with
+ * accdma_world_opts_init() (defaults, then ACCDMA_* environment), then change
+ * what you need.
+ * @transport:   ACCDMA_TRANSPORT_*.
+ * @num_devices: devices in the world (1..1024).
+ * @engines:     engine threads per device (1..16).
+ * @queues:      queues per device (1..64); queue i is served by engine i % engines.
+ * @queue_depth: ops in flight per queue (power of two, 2..65536); post returns -EAGAIN beyond.
+ * @mem_size:    device memory capacity per device, in bytes.
+ * @numa_map:    NULL (devices round-robin over NUMA nodes) or num_devices node ids.
+ * @timeout_ms:  default wait timeout, used when a wait passes ACCDMA_TIMEOUT_DEFAULT.
+ * @log_level:   0 silent, 1 warnings (a timed-out wait names its op on stderr), 2 debug.
+ * @rank:        shm: this process's first device (-1: from RANK/OMPI_COMM_WORLD_RANK/PMI_RANK).
+ * @local_devices: shm: devices this process drives (default 1).
+ * @master_addr, @master_port: shm: rendezvous address (from MASTER_ADDR/MASTER_PORT).
+ * @peer_timeout_ms: shm: how long to wait for a peer to join, or to declare it lost.
+ */
+struct accdma_world_opts {
+	enum accdma_transport transport;
+	int num_devices;
+	int engines;
+	int queues;
+	uint32_t queue_depth;
+	uint64_t mem_size;
+	const int *numa_map;
+	int64_t timeout_ms;
+	int log_level;
+	int rank;
+	int local_devices;
+	const char *master_addr;
+	int master_port;
+	int64_t peer_timeout_ms;
+};
+
+/**
+ * struct accdma_op - one descriptor, for accdma_post().
+ * @kind:  ACCDMA_OP_*.
+ * @peer:  send: destination rank; recv: source rank; write: target rank.
+ * @tag:   send/recv matching tag (bit 63 reserved).
+ * @key, @offset, @length: the local memory range (send source, recv/zero
+ *         destination, write source).
+ * @remote_key, @remote_offset: write: the target range on @peer.
+ * @fn, @arg: exec: the function to run and its argument.
+ * @deps, @num_deps: tokens of this device that must complete first.
+ */
+struct accdma_op {
+	enum accdma_op_kind kind;
+	int peer;
+	uint64_t tag;
+	accdma_key key;
+	uint64_t offset;
+	uint64_t length;
+	accdma_key remote_key;
+	uint64_t remote_offset;
+	accdma_exec_fn fn;
+	void *arg;
+	const accdma_token *deps;
+	int num_deps;
+};
+
+/** struct accdma_queue_stats - per-queue counters (the dmadev triple). */
+struct accdma_queue_stats {
+	uint64_t submitted;
+	uint64_t completed;
+	uint64_t errors;
+};
+
+/** struct accdma_device_info - what the device mailbox reports. */
+struct accdma_device_info {
+	int id;
+	int numa_node;
+	int engines;
+	int queues;
+	uint64_t mem_size;
+	uint64_t mem_used;
+	uint32_t fw_version; /* major << 16 | minor */
+};
+
+/** struct accdma_device_health - liveness of a device's engines. */
+struct accdma_device_health {
+	int alive;             /* 1 if every engine answered */
+	uint64_t heartbeats;   /* engine loop iterations, summed */
+	uint64_t resets;       /* resets served */
+	uint64_t ops_pending;  /* ops posted but not completed */
+};
+
+/** enum accdma_op_stage - where a pending op is waiting. */
+enum accdma_op_stage {
+	ACCDMA_STAGE_POSTED = 0, /* in the submission ring, not yet read by the engine */
+	ACCDMA_STAGE_BLOCKED,    /* behind a fence on its queue */
+	ACCDMA_STAGE_DEPS,       /* waiting for dependency tokens */
+	ACCDMA_STAGE_PEER,       /* waiting for the matching op on the peer */
+	ACCDMA_STAGE_RUNNING,    /* moving data / running */
+	ACCDMA_STAGE_DONE,
+};
+
+/**
+ * struct accdma_op_info - a description of one op, for diagnostics.
+ * @token: the op's token. @kind: ACCDMA_OP_*. @device: its device.
+ * @queue: its queue. @peer/@tag: as posted (-1 when not applicable).
+ * @seq:   the op's sequence number among ops with the same (src, dst, tag).
+ * @bytes: length. @stage: where it waits. @status: final status once done.
+ * @deps/@num_deps: the tokens it waits on that are not complete yet.
+ * @peer_posted: send/recv: 1 if the matching op was posted on the peer.
+ */
+struct accdma_op_info {
+	accdma_token token;
+	enum accdma_op_kind kind;
+	int device;
+	int queue;
+	int peer;
+	uint64_t tag;
+	uint64_t seq;
+	uint64_t bytes;
+	enum accdma_op_stage stage;
+	enum accdma_status status;
+	accdma_token deps[ACCDMA_MAX_DEPS];
+	int num_deps;
+	int peer_posted;
+};
+
+/** struct accdma_pair - one (source, target) pair of a permutation. */
+struct accdma_pair {
+	int source;
+	int target;
+};
+
+/* ---- status and names ------------------------------------------------- */
+
+/**
+ * accdma_status_str() - name of a status.
+ * @st: a status.
+ * Return: a static string such as "TRUNCATED"; "UNKNOWN" for out-of-range values.
+ */
+const char *accdma_status_str(enum accdma_status st);
+
+/**
+ * accdma_op_kind_str() - name of an op kind.
+ * @kind: an op kind.
+ * Return: a static string such as "send"; "unknown" for out-of-range values.
+ */
+const char *accdma_op_kind_str(enum accdma_op_kind kind);
+
+/**
+ * accdma_op_stage_str() - name of an op stage.
+ * @stage: a stage.
+ * Return: a static string such as "waiting for peer".
+ */
+const char *accdma_op_stage_str(enum accdma_op_stage stage);
+
+/* ---- worlds ----------------------------------------------------------- */
+
+/**
+ * accdma_world_opts_init() - fill options with defaults, then the ACCDMA_* environment.
+ * @opts: options to fill.
+ *
+ * Return: 0, -EINVAL if @opts is NULL or an ACCDMA_* variable is malformed
+ * (the options still hold the defaults for that field).
+ */
+int accdma_world_opts_init(struct accdma_world_opts *opts);
+
+/**
+ * accdma_world_open() - create a world and start its devices' engines.
+ * @opts:  options (NULL: defaults and environment).
+ * @world: on success, the new world.
+ *
+ * Return: 0; -EINVAL for bad options; -ENOMEM; -EPROTONOSUPPORT for a
+ * transport that is not built; -ETIMEDOUT if a shm peer never joined.
+ */
+int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **world);
+
+/**
+ * accdma_world_close() - stop the engines and free the world.
+ * @world: the world. Pending ops are flushed; outstanding tokens become invalid.
+ *
+ * The handle stays detectable after close: any later call with it returns
+ * -EBADF instead of touching freed memory.
+ * Return: 0; -EBADF if @world is NULL or already closed.
+ */
+int accdma_world_close(accdma_world *world);
+
+/**
+ * accdma_world_size() - number of devices in the world.
+ * @world: the world.
+ * Return: the count, or -EBADF.
+ */
+int accdma_world_size(accdma_world *world);
+
+/**
+ * accdma_world_local_devices() - the devices this process drives.
+ * @world: the world.
+ * @first: on success, the first local rank (0 for the local transport).
+ * Return: the number of local devices (all of them for local), or -EBADF.
+ */
+int accdma_world_local_devices(accdma_world *world, int *first);
+
+/* ---- devices and memory ---------------------------------------------- */
+
+/**
+ * accdma_device_info() - ask a device's mailbox for its description.
+ * @world: the world. @dev: a local rank. @info: filled on success.
+ * Return: 0; -EBADF; -EINVAL for a bad rank or NULL @info; -ETIMEDOUT if the firmware did not answer.
+ */
+int accdma_device_info(accdma_world *world, int dev, struct accdma_device_info *info);
+
+/**
+ * accdma_device_health() - ask a device's mailbox whether its engines run.
+ * @world: the world. @dev: a local rank. @health: filled on success.
+ * Return: 0; -EBADF; -EINVAL; -ETIMEDOUT if the firmware did not answer.
+ */
+int accdma_device_health(accdma_world *world, int dev, struct accdma_device_health *health);
+
+/**
+ * accdma_device_reset() - reset a device through its mailbox.
+ * @world: the world. @dev: a local rank.
+ *
+ * Every op pending on the device completes ACCDMA_ST_FLUSHED (its peers'
+ * matching ops complete ACCDMA_ST_PEER_ERROR). Memory regions stay.
+ * Return: 0; -EBADF; -EINVAL; -ETIMEDOUT.
+ */
+int accdma_device_reset(accdma_world *world, int dev);
+
+/**
+ * accdma_mem_alloc() - allocate device memory on the device's NUMA node.
+ * @world: the world. @dev: a local rank. @size: bytes (> 0). @key: the region's key.
+ * The memory is zero-filled.
+ * Return: 0; -EBADF; -EINVAL; -ENOMEM if the device is out of memory or region slots.
+ */
+int accdma_mem_alloc(accdma_world *world, int dev, uint64_t size, accdma_key *key);
+
+/**
+ * accdma_mem_register() - make the caller's memory a region of a device.
+ * @world: the world. @dev: a local rank. @addr/@size: the memory. @key: the region's key.
+ * The memory must stay valid until accdma_mem_free() or world close.
+ * Return: 0; -EBADF; -EINVAL; -ENOMEM if out of region slots;
+ * -EOPNOTSUPP on transports whose peers cannot reach private memory.
+ */
+int accdma_mem_register(accdma_world *world, int dev, void *addr, uint64_t size, accdma_key *key);
+
+/**
+ * accdma_mem_free() - release a region. Ops that name its key afterwards complete BAD_KEY.
+ * @world: the world. @dev: a local rank. @key: the region.
+ * Return: 0; -EBADF; -EINVAL; -ENOENT for an unknown or freed key.
+ */
+int accdma_mem_free(accdma_world *world, int dev, accdma_key key);
+
+/**
+ * accdma_mem_ptr() - the host address of a region of a local device.
+ * @world: the world. @dev: a local rank. @key: the region. @size: if not NULL, the region's size.
+ * Return: the address, or NULL for a bad handle, rank or key.
+ */
+void *accdma_mem_ptr(accdma_world *world, int dev, accdma_key key, uint64_t *size);
+
+/* ---- queues and ops --------------------------------------------------- */
+
+/**
+ * accdma_queue_get() - a device's queue.
+ * @world: the world. @dev: a local rank. @index: 0..queues-1. @queue: the handle.
+ * Return: 0; -EBADF; -EINVAL.
+ */
+int accdma_queue_get(accdma_world *world, int dev, int index, accdma_queue **queue);
+
+/**
+ * accdma_post() - post several descriptors with one doorbell.
+ * @queue:  the queue.
+ * @ops:    @count descriptors, issued in array order.
+ * @count:  how many (1..queue depth).
+ * @tokens: on success, @count tokens (may be NULL only if every op is to be released
+ *          at once, as by accdma_release()).
+ *
+ * All or nothing: either every op is posted or none is.
+ * Return: @count; -EBADF for a bad or closed queue; -EINVAL for a bad kind,
+ * peer rank, reserved tag, NULL @ops, or NULL exec function; -E2BIG for too
+ * many deps; -EXDEV for a dep token of another device; -ESTALE for a dep token
+ * that is unknown or already consumed; -EAGAIN if the queue has too few free slots.
+ * Memory problems (key, bounds, length) are not checked here: the engine
+ * checks every descriptor and the token completes with the error status.
+ */
+int accdma_post(accdma_queue *queue, const struct accdma_op *ops, int count, accdma_token *tokens);
+
+/**
+ * accdma_send() - send @length bytes at (@key, @offset) to @peer with @tag.
+ * @queue: the queue. @peer: destination rank (may be the device itself).
+ * @tag: matching tag. @key/@offset/@length: the source range.
+ * @deps/@num_deps: tokens to wait for. @token: the op's token.
+ *
+ * Matches the recv posted on @peer from this device with the same tag and
+ * the same position in FIFO order. The token completes when the data has
+ * landed (the source may then be reused).
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_send(accdma_queue *queue, int peer, uint64_t tag, accdma_key key, uint64_t offset,
+		uint64_t length, const accdma_token *deps, int num_deps, accdma_token *token);
+
+/**
+ * accdma_recv() - receive up to @length bytes from @peer with @tag into (@key, @offset).
+ * @queue: the queue. @peer: source rank. @tag: matching tag.
+ * @key/@offset/@length: the destination range.
+ * @deps/@num_deps: tokens to wait for. @token: the op's token.
+ *
+ * The token completes once the matching send's data has landed; a send
+ * longer than @length completes both sides ACCDMA_ST_TRUNCATED, writing nothing.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_recv(accdma_queue *queue, int peer, uint64_t tag, accdma_key key, uint64_t offset,
+		uint64_t length, const accdma_token *deps, int num_deps, accdma_token *token);
+
+/**
+ * accdma_write() - one-sided write of a local range into @peer's region.
+ * @queue: the queue. @peer: target rank. @key/@offset/@length: the source.
+ * @remote_key/@remote_offset: the target range on @peer, checked against key and bounds.
+ * @deps/@num_deps: tokens to wait for. @token: completes once the data has landed.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_write(accdma_queue *queue, int peer, accdma_key key, uint64_t offset, uint64_t length,
+		 accdma_key remote_key, uint64_t remote_offset, const accdma_token *deps, int num_deps,
+		 accdma_token *token);
+
+/**
+ * accdma_fence() - a local barrier on the queue.
+ * @queue: the queue. @deps/@num_deps: extra tokens to wait for. @token: the fence's token.
+ *
+ * Completes, and lets later descriptors of the queue start, once every
+ * earlier op of the queue has completed (whatever their status). Always ACCDMA_OK
+ * unless flushed or canceled.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, accdma_token *token);
+
+/**
+ * accdma_exec() - run @fn(@arg) on the device's timeline once @deps complete.
+ * @queue: the queue. @fn: the function (runs on an engine thread: keep it short,
+ * never wait on tokens inside it). @arg: its argument.
+ * @deps/@num_deps: tokens to wait for. @token: completes with EXEC_FAILED if @fn returns non-zero.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_exec(accdma_queue *queue, accdma_exec_fn fn, void *arg, const accdma_token *deps,
+		int num_deps, accdma_token *token);
+
+/**
+ * accdma_after_all() - a token that completes when all of @deps have.
+ * @queue: the queue. @deps/@num_deps: the tokens to join. @token: ACCDMA_OK if all
+ * succeeded, else ACCDMA_ST_NOT_ATTEMPTED.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_after_all(accdma_queue *queue, const accdma_token *deps, int num_deps,
+		     accdma_token *token);
+
+/**
+ * accdma_barrier() - this device's part of a barrier across every device of the world.
+ * @queue: the queue. @deps/@num_deps: tokens to wait for first. @token: completes
+ * once every device has posted its k-th barrier (for this device's k-th call).
+ *
+ * Built on send/recv with reserved tags (a dissemination barrier): every device
+ * must call it the same number of times.
+ * Return: 0 or a negative errno, as accdma_post().
+ */
+int accdma_barrier(accdma_queue *queue, const accdma_token *deps, int num_deps,
+		   accdma_token *token);
+
+/**
+ * accdma_permute() - this device's part of a collective permute.
+ * @queue:  a queue of the calling device.
+ * @pairs/@num_pairs: (source, target) pairs, the same list on every device:
+ *          sources unique, targets unique, all ranks in range.
+ * @tag:    tag for the transfers.
+ * @send_key/@send_offset: this device's source range.
+ * @recv_key/@recv_offset: this device's destination range.
+ * @length: bytes per device.
+ * @deps/@num_deps: tokens to wait for. @token: completes when this device's
+ *          part is done. A device that is no target gets zeros.
+ * Return: 0 or a negative errno as accdma_post(); -EINVAL for a bad pair list.
+ */
+int accdma_permute(accdma_queue *queue, const struct accdma_pair *pairs, int num_pairs,
+		   uint64_t tag, accdma_key send_key, uint64_t send_offset, accdma_key recv_key,
+		   uint64_t recv_offset, uint64_t length, const accdma_token *deps, int num_deps,
+		   accdma_token *token);
+
+/* ---- tokens ----------------------------------------------------------- */
+
+/**
+ * accdma_wait() - wait for one op and consume its token.
+ * @world: the world. @token: the op. @timeout_ms: ms, or ACCDMA_TIMEOUT_DEFAULT.
+ * @status: if not NULL, the op's final status.
+ *
+ * Return: 0 (the token is consumed); -ETIMEDOUT (the token stays valid; with
+ * log_level >= 1 the stuck op is described on stderr); -EBADF; -EINVAL for a
+ * malformed token; -ESTALE for a token already consumed or never issued.
+ */
+int accdma_wait(accdma_world *world, accdma_token token, int64_t timeout_ms,
+		enum accdma_status *status);
+
+/**
+ * accdma_test() - check one op without blocking; consume its token if done.
+ * @world: the world. @token: the op. @status: if not NULL, the final status.
+ * Return: 0 if done (consumed); -EAGAIN if still pending; -EBADF/-EINVAL/-ESTALE as accdma_wait().
+ */
+int accdma_test(accdma_world *world, accdma_token token, enum accdma_status *status);
+
+/**
+ * accdma_wait_all() - wait for every token and consume them all.
+ * @world: the world. @tokens/@count: the ops. @timeout_ms: for the whole call.
+ * @statuses: if not NULL, @count statuses.
+ * Return: 0 (all consumed); -ETIMEDOUT (the done ones are consumed and set to
+ * 0 in @tokens, the others stay); other errors as accdma_wait() (nothing consumed).
+ */
+int accdma_wait_all(accdma_world *world, accdma_token *tokens, int count, int64_t timeout_ms,
+		    enum accdma_status *statuses);
+
+/**
+ * accdma_wait_any() - wait for one of several ops and consume it.
+ * @world: the world. @tokens/@count: the ops (0 entries are skipped).
+ * @timeout_ms: ms. @status: if not NULL, its status.
+ * Return: the index of the completed op (its entry is set to 0); -ETIMEDOUT;
+ * -EINVAL if no entry is non-zero; other errors as accdma_wait().
+ */
+int accdma_wait_any(accdma_world *world, accdma_token *tokens, int count, int64_t timeout_ms,
+		    enum accdma_status *status);
+
+/**
+ * accdma_release() - give up a token without waiting; its slot is reused once the op completes.
+ * @world: the world. @token: the op.
+ * Return: 0; -EBADF; -EINVAL; -ESTALE.
+ */
+int accdma_release(accdma_world *world, accdma_token token);
+
+/**
+ * accdma_cancel() - ask that an op not run.
+ * @world: the world. @token: the op (the token stays owned by the caller: wait on it).
+ *
+ * An op that has not started moving data completes ACCDMA_ST_CANCELED, its
+ * dependents NOT_ATTEMPTED and its send/recv partner PEER_ERROR. An op already
+ * running or done is not affected.
+ * Return: 0 (requested); -EBADF; -EINVAL; -ESTALE.
+ */
+int accdma_cancel(accdma_world *world, accdma_token token);
+
+/* ---- statistics and diagnostics --------------------------------------- */
+
+/**
+ * accdma_queue_stats() - a queue's counters.
+ * @queue: the queue. @stats: filled on success.
+ * Return: 0; -EBADF; -EINVAL.
+ */
+int accdma_queue_stats(accdma_queue *queue, struct accdma_queue_stats *stats);
+
+/**
+ * accdma_op_info() - describe one op.
+ * @world: the world. @token: the op (pending or done, not yet consumed). @info: filled.
+ * Return: 0; -EBADF; -EINVAL; -ESTALE.
+ */
+int accdma_op_info(accdma_world *world, accdma_token token, struct accdma_op_info *info);
+
+/**
+ * accdma_pending() - list a device's pending ops (posted, not complete), in queue order.
+ * @world: the world. @dev: a local rank. @infos/@max: room for the list.
+ * Return: the number of pending ops (may exceed @max; only @max are filled); -EBADF; -EINVAL.
+ */
+int accdma_pending(accdma_world *world, int dev, struct accdma_op_info *infos, int max);
+
+/**
+ * accdma_op_describe() - one line describing an op, for logs.
+ * @info: the op. @buf/@size: where to write (always NUL-terminated).
+ * Return: the length the full line needs (as snprintf).
+ */
+int accdma_op_describe(const struct accdma_op_info *info, char *buf, size_t size);
+
+/**
+ * accdma_find_cycle() - find devices waiting on each other in a cycle.
+ * @world: the world. @devs/@max: room for the cycle, in wait order (devs[0]
+ * waits on devs[1] ... the last waits on devs[0]).
+ * Return: the cycle's length (0: none found); -EBADF; -EINVAL.
+ */
+int accdma_find_cycle(accdma_world *world, int *devs, int max);
+
+/**
+ * accdma_stall_report() - print every local device's pending ops and any cycle.
+ * @world: the world. @out: a stdio FILE * (void * to keep stdio out of this header).
+ * Return: the number of pending ops printed; -EBADF; -EINVAL.
+ */
+int accdma_stall_report(accdma_world *world, void *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCDMA_H */
