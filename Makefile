@@ -42,6 +42,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 CHECK_STEPS := check-unit
 ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 
+.DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
 .PHONY: all check check-unit install clean deps

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dma.h - the data movers behind one interface.
+ *
+ * An address space (struct dma_space) turns (device, region key) into an
+ * address in this process; the movers copy or fill between such addresses.
+ * The local transport fills the table directly; a transport whose peers live
+ * in other processes fills it by mapping their segments.
+ */
+#ifndef ACCDMA_DMA_H
+#define ACCDMA_DMA_H
+
+#include <stdint.h>
+
+#include "queue/queue.h"
+
+/**
+ * struct dma_space - where each device's regions are mapped in this process.
+ * @ndev: devices. @base: ndev * Q_MAX_REGIONS addresses (NULL: not mapped here).
+ * A base is written before the region's key is published (release) and read
+ * after the key is checked (acquire).
+ */
+struct dma_space {
+	uint32_t ndev;
+	void **base;
+};
+
+/**
+ * dma_space_init() - allocate an empty address space.
+ * @s: the space. @ndev: devices.
+ * Return: 0 or -ENOMEM.
+ */
+int dma_space_init(struct dma_space *s, uint32_t ndev);
+
+/** dma_space_fini() - free an address space (not the memory it points to). */
+void dma_space_fini(struct dma_space *s);
+
+/**
+ * dma_resolve() - check (key, offset, length) against a device's region table and map it.
+ * @s: the space. @w: the arena. @dev: the device. @key/@off/@len: the range.
+ * @allow_empty: accept a zero length (library-internal ops).
+ * @addr: on success, the address of the range (NULL for an empty range).
+ * Return: ACCDMA_OK, ACCDMA_ST_BAD_LENGTH, ACCDMA_ST_BAD_KEY or ACCDMA_ST_OUT_OF_BOUNDS.
+ */
+enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_sh *w, uint32_t dev,
+			       uint32_t key, uint64_t off, uint64_t len, int allow_empty, void **addr);
+
+/**
+ * dma_copy() - move @len bytes from @src to @dst in chunks.
+ * @dst/@src: the ranges (may not overlap unless equal). @len: bytes.
+ * Large copies use non-temporal stores so they do not evict the caches of
+ * the cores that will compute on the data.
+ * Return: 0, or -EIO if an injected fault failed the transfer before any byte moved.
+ */
+int dma_copy(void *dst, const void *src, uint64_t len);
+
+/**
+ * dma_zero() - fill @len bytes at @dst with zeros.
+ * Return: 0, or -EIO on an injected fault.
+ */
+int dma_zero(void *dst, uint64_t len);
+
+/**
+ * dma_mem_alloc() - allocate zeroed device memory on a NUMA node.
+ * @size: bytes. @node: NUMA node, or -1 for no placement.
+ * Return: the memory, or NULL.
+ */
+void *dma_mem_alloc(uint64_t size, int node);
+
+/** dma_mem_free() - free memory from dma_mem_alloc(). */
+void dma_mem_free(void *p, uint64_t size);
+
+/**
+ * dma_numa_nodes() - the number of NUMA nodes memory can be placed on.
+ * Return: at least 1.
+ */
+int dma_numa_nodes(void);
+
+/* Fault-injection sites of the data movers (see fw_stub/fault.h). */
+enum dma_fault_site { DMA_FAULT_COPY = 0, DMA_FAULT_ZERO, DMA_FAULT__COUNT };
+
+/**
+ * dma_fault_arm() - make the @nth next call at @site fail (1 = the next one); 0 disarms.
+ */
+void dma_fault_arm(enum dma_fault_site site, uint32_t nth);
+
+#endif /* ACCDMA_DMA_H */

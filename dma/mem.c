@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem.c - device memory: host pages placed on the device's NUMA node.
+ */
+#include <numa.h>
+#include <sys/mman.h>
+
+#include "dma/dma.h"
+
+int dma_numa_nodes(void)
+{
+	int n;
+
+	if (numa_available() < 0)
+		return 1;
+	n = numa_num_configured_nodes();
+	return n > 0 ? n : 1;
+}
+
+void *dma_mem_alloc(uint64_t size, int node)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Placement is a preference: pages are bound before first touch. */
+	if (node >= 0 && numa_available() >= 0)
+		numa_tonode_memory(p, size, node);
+	return p;
+}
+
+void dma_mem_free(void *p, uint64_t size)
+{
+	if (p)
+		munmap(p, size);
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * diag.c - what is stuck, and why: pending-op listings, one-line
+ * descriptions and wait-for cycles between devices.
+ *
+ * Everything here reads descriptors (fixed while their slot is in use) and
+ * the stage each engine publishes; it never stops the engines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/internal.h"
+
+/* Fill @info from a slot in use; returns 0, or -ESTALE if the slot is free. */
+static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t slot,
+		     struct accdma_op_info *info)
+{
+	struct q_queue_sh *qs = q_queue(w->sh, dev, qi);
+	struct q_cpl *c = &q_cpls(w->sh, qs)[slot];
+	struct q_desc *d = &q_descs(w->sh, qs)[slot];
+	uint32_t state = atomic_load_explicit(&c->state, memory_order_acquire);
+	uint32_t gen = atomic_load_explicit(&c->gen, memory_order_acquire);
+
+	if (state < Q_SLOT_POSTED)
+		return -ESTALE;
+	memset(info, 0, sizeof(*info));
+	info->token = q_token_make(dev, qi, slot, gen);
+	info->kind = d->kind;
+	info->device = (int)dev;
+	info->queue = (int)qi;
+	info->peer = -1;
+	info->tag = 0;
+	info->seq = d->seq;
+	info->bytes = d->length;
+	info->stage = state == Q_SLOT_DONE ? ACCDMA_STAGE_DONE : atomic_load(&c->stage);
+	info->status = state == Q_SLOT_DONE ? atomic_load(&c->status) : ACCDMA_OK;
+	info->peer_posted = -1;
+	if (d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV || d->kind == ACCDMA_OP_WRITE) {
+		info->peer = d->peer;
+		info->tag = d->tag;
+	}
+	/* The matching op is posted once the peer numbered that many ops the other way. */
+	if ((d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV) && d->peer >= w->first_local &&
+	    d->peer < w->first_local + w->nlocal) {
+		uint32_t other = d->kind == ACCDMA_OP_SEND ? ACCDMA_OP_RECV : ACCDMA_OP_SEND;
+
+		info->peer_posted = drv_seq_peek(&w->devs[d->peer].seqs, (int32_t)dev, d->tag, other) > d->seq;
+	}
+	for (uint16_t i = 0; i < d->num_deps && i < ACCDMA_MAX_DEPS; i++) {
+		uint64_t t = d->deps[i];
+		struct q_queue_sh *dq;
+
+		if (q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
+			continue;
+		dq = q_queue(w->sh, dev, q_token_queue(t));
+		if (atomic_load(&q_cpls(w->sh, dq)[q_token_slot(t)].state) != Q_SLOT_DONE ||
+		    atomic_load(&q_cpls(w->sh, dq)[q_token_slot(t)].gen) != q_token_gen(t))
+			info->deps[info->num_deps++] = t;
+	}
+	return 0;
+}
+
+int accdma_op_info(accdma_world *w, accdma_token t, struct accdma_op_info *info)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	int rc;
+
+	if (!info)
+		return drv_world_check(w) ? -EBADF : -EINVAL;
+	rc = drv_token_cpl(w, t, &qs, &c);
+	if (rc)
+		return rc;
+	return slot_info(w, q_token_dev(t), q_token_queue(t), q_token_slot(t), info);
+}
+
+static int by_order(const void *a, const void *b, void *arg)
+{
+	const struct accdma_op_info *x = a, *y = b;
+	struct accdma_world *w = arg;
+	uint64_t ox = q_descs(w->sh, q_queue(w->sh, (uint32_t)x->device, (uint32_t)x->queue))[q_token_slot(x->token)].order;
+	uint64_t oy = q_descs(w->sh, q_queue(w->sh, (uint32_t)y->device, (uint32_t)y->queue))[q_token_slot(y->token)].order;
+
+	if (x->queue != y->queue)
+		return x->queue - y->queue;
+	return ox < oy ? -1 : ox > oy;
+}
+
+int accdma_pending(accdma_world *w, int dev, struct accdma_op_info *infos, int max)
+{
+	struct accdma_op_info info;
+	int n = 0, rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	if (max < 0 || (max > 0 && !infos))
+		return -EINVAL;
+	for (uint32_t qi = 0; qi < (uint32_t)w->opts.queues; qi++)
+		for (uint32_t s = 0; s < w->opts.queue_depth; s++) {
+			if (slot_info(w, (uint32_t)dev, qi, s, &info) || info.stage == ACCDMA_STAGE_DONE)
+				continue;
+			if (n < max)
+				infos[n] = info;
+			n++;
+		}
+	qsort_r(infos, (size_t)(n < max ? n : max), sizeof(*infos), by_order, w);
+	/* Ops the engine has not read yet, behind a pending fence of their queue, are blocked by it. */
+	for (int k = 1; k < n && k < max; k++) {
+		struct accdma_op_info *p = &infos[k - 1], *i = &infos[k];
+
+		if (i->stage == ACCDMA_STAGE_POSTED && p->queue == i->queue &&
+		    (p->stage == ACCDMA_STAGE_BLOCKED ||
+		     (p->kind == ACCDMA_OP_FENCE && p->stage != ACCDMA_STAGE_POSTED)))
+			i->stage = ACCDMA_STAGE_BLOCKED;
+	}
+	return n;
+}
+
+int accdma_op_describe(const struct accdma_op_info *i, char *buf, size_t size)
+{
+	char deps[256] = "";
+	size_t used = 0;
+	const char *dir = i->kind == ACCDMA_OP_RECV ? "<-" : "->";
+
+	for (int k = 0; k < i->num_deps && used < sizeof(deps); k++)
+		used += (size_t)snprintf(deps + used, sizeof(deps) - used, "%s%#llx", k ? "," : " on [",
+					 (unsigned long long)i->deps[k]);
+	if (i->num_deps && used < sizeof(deps))
+		snprintf(deps + used, sizeof(deps) - used, "]");
+	if (i->kind == ACCDMA_OP_SEND || i->kind == ACCDMA_OP_RECV || i->kind == ACCDMA_OP_WRITE)
+		return snprintf(buf, size,
+				"%s dev %d %s dev %d tag %llu seq %llu %llu bytes (queue %d, token %#llx): %s%s%s%s",
+				accdma_op_kind_str(i->kind), i->device, dir, i->peer,
+				(unsigned long long)(i->tag & ~ACCDMA_TAG_RESERVED),
+				(unsigned long long)i->seq, (unsigned long long)i->bytes, i->queue,
+				(unsigned long long)i->token,
+				i->stage == ACCDMA_STAGE_DONE ? accdma_status_str(i->status)
+							      : accdma_op_stage_str(i->stage),
+				deps,
+				i->stage == ACCDMA_STAGE_PEER && i->peer_posted == 0 ? " (the peer has not posted it)" : "",
+				(i->tag & ACCDMA_TAG_RESERVED) ? " [barrier]" : "");
+	return snprintf(buf, size, "%s dev %d %llu bytes (queue %d, token %#llx): %s%s",
+			accdma_op_kind_str(i->kind), i->device, (unsigned long long)i->bytes, i->queue,
+			(unsigned long long)i->token,
+			i->stage == ACCDMA_STAGE_DONE ? accdma_status_str(i->status)
+						      : accdma_op_stage_str(i->stage),
+			deps);
+}
+
+/*
+ * Wait-for graph between devices: A -> B when A has a send/recv with peer B
+ * waiting for its match, or one whose dependency chain ends in such an op.
+ * A cycle is a set of devices none of which can move first.
+ */
+static int build_edges(struct accdma_world *w, uint8_t *edge, int n)
+{
+	int cap = (int)((uint32_t)w->opts.queues * w->opts.queue_depth), any = 0;
+	struct accdma_op_info *infos = malloc((size_t)cap * sizeof(*infos));
+
+	if (!infos)
+		return -ENOMEM;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+		int cnt = accdma_pending(w, d, infos, cap);
+
+		for (int k = 0; k < cnt && k < cap; k++) {
+			const struct accdma_op_info *i = &infos[k];
+
+			if ((i->kind == ACCDMA_OP_SEND || i->kind == ACCDMA_OP_RECV) &&
+			    (i->stage == ACCDMA_STAGE_PEER || i->stage == ACCDMA_STAGE_DEPS ||
+			     i->stage == ACCDMA_STAGE_POSTED) &&
+			    i->peer != d) {
+				edge[(size_t)d * (size_t)n + (size_t)i->peer] = 1;
+				any = 1;
+			}
+		}
+	}
+	free(infos);
+	return any;
+}
+
+static int dfs(const uint8_t *edge, int n, int v, uint8_t *color, int *stack, int depth, int *out,
+	       int max)
+{
+	color[v] = 1;
+	stack[depth] = v;
+	for (int u = 0; u < n; u++) {
+		if (!edge[(size_t)v * (size_t)n + (size_t)u])
+			continue;
+		if (color[u] == 1) {
+			int start = depth, len;
+
+			while (stack[start] != u)
+				start--;
+			len = depth - start + 1;
+			for (int k = 0; k < len && k < max; k++)
+				out[k] = stack[start + k];
+			return len;
+		}
+		if (color[u] == 0) {
+			int len = dfs(edge, n, u, color, stack, depth + 1, out, max);
+
+			if (len)
+				return len;
+		}
+	}
+	color[v] = 2;
+	return 0;
+}
+
+int accdma_find_cycle(accdma_world *w, int *devs, int max)
+{
+	int n, len = 0;
+	uint8_t *edge, *color;
+	int *stack;
+
+	if (drv_world_check(w))
+		return -EBADF;
+	if (!devs || max <= 0)
+		return -EINVAL;
+	n = w->opts.num_devices;
+	edge = calloc((size_t)n * (size_t)n, 1);
+	color = calloc((size_t)n, 1);
+	stack = calloc((size_t)n, sizeof(int));
+	if (!edge || !color || !stack) {
+		len = -ENOMEM;
+		goto out;
+	}
+	if (build_edges(w, edge, n) > 0)
+		for (int v = 0; v < n && !len; v++)
+			if (!color[v])
+				len = dfs(edge, n, v, color, stack, 0, devs, max);
+out:
+	free(edge);
+	free(color);
+	free(stack);
+	return len;
+}
+
+int accdma_stall_report(accdma_world *w, void *out)
+{
+	FILE *f = out;
+	int cap, total = 0, cyc[64], len;
+	struct accdma_op_info *infos;
+	char line[512];
+
+	if (drv_world_check(w))
+		return -EBADF;
+	if (!f)
+		return -EINVAL;
+	cap = (int)((uint32_t)w->opts.queues * w->opts.queue_depth);
+	infos = malloc((size_t)cap * sizeof(*infos));
+	if (!infos)
+		return -ENOMEM;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+		int cnt = accdma_pending(w, d, infos, cap);
+
+		if (cnt <= 0)
+			continue;
+		fprintf(f, "device %d: %d pending op%s\n", d, cnt, cnt == 1 ? "" : "s");
+		for (int k = 0; k < cnt && k < cap; k++) {
+			accdma_op_describe(&infos[k], line, sizeof(line));
+			fprintf(f, "  %s\n", line);
+		}
+		total += cnt;
+	}
+	free(infos);
+	len = accdma_find_cycle(w, cyc, 64);
+	if (len > 0) {
+		fprintf(f, "wait-for cycle:");
+		for (int k = 0; k < len && k < 64; k++)
+			fprintf(f, " dev %d ->", cyc[k]);
+		fprintf(f, " dev %d\n", cyc[0]);
+	}
+	return total;
+}

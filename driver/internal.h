@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - the host driver's own structures.
+ */
+#ifndef ACCDMA_DRIVER_INTERNAL_H
+#define ACCDMA_DRIVER_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "include/accdma.h"
+#include "dma/dma.h"
+#include "fw_stub/fw.h"
+#include "queue/queue.h"
+
+#define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
+#define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */
+#define DRV_DEAD_MAGIC 0xdeadbeefu
+
+/* Post flags for library-internal ops. */
+#define DRV_POST_INTERNAL 0x1 /* reserved tags and empty transfers allowed */
+
+/** struct drv_seq_ent - the next sequence number of one (peer, tag, direction). */
+struct drv_seq_ent {
+	uint64_t tag;
+	int32_t peer;
+	uint32_t dir; /* 0 empty, ACCDMA_OP_SEND or ACCDMA_OP_RECV */
+	uint64_t next;
+};
+
+/** struct drv_seq_table - per-device numbering of sends and recvs (shared by its queues). */
+struct drv_seq_table {
+	pthread_mutex_t lock;
+	struct drv_seq_ent *ents;
+	uint32_t cap;
+	uint32_t count;
+};
+
+/** struct drv_dev - host-side state of one local device. */
+struct drv_dev {
+	struct drv_seq_table seqs;
+	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
+	pthread_mutex_t mem_lock; /* region table updates */
+	uint32_t region_gen[Q_MAX_REGIONS];
+	struct fw_device *fw;
+};
+
+struct accdma_queue {
+	uint32_t magic;
+	struct accdma_world *world;
+	uint32_t dev;
+	uint32_t index;
+	struct q_queue_sh *sh;
+	struct q_desc *desc;
+	struct q_cpl *cpl;
+	_Atomic uint32_t *sq;
+	uint32_t mask;
+	uint32_t cursor;
+	uint32_t tail;
+	uint64_t order;
+};
+
+struct accdma_world {
+	uint32_t magic;
+	struct accdma_world_opts opts;
+	int *numa_map;
+	uint64_t spin_ns;
+	struct q_world_sh *sh;
+	uint64_t arena_size;
+	struct dma_space space;
+	struct drv_dev *devs; /* indexed by rank; only local ones are set up */
+	struct accdma_queue *queues; /* ndev * queues */
+	int first_local;
+	int nlocal;
+	struct accdma_world *next_closed;
+};
+
+/* world.c */
+int drv_world_check(const struct accdma_world *w);
+int drv_dev_check(const struct accdma_world *w, int dev);
+
+/* seq.c */
+int drv_seq_init(struct drv_seq_table *t);
+void drv_seq_fini(struct drv_seq_table *t);
+int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir, uint64_t *seq);
+uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir);
+
+/* post.c */
+int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, accdma_token *tokens,
+	     unsigned int flags);
+int drv_free_slots(struct accdma_queue *q);
+
+/* token.c */
+int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
+
+/* mailbox.c */
+int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd);
+
+/* opts.c */
+int drv_parse_numa_map(const char *s, int *map, int n);
+
+#endif /* ACCDMA_DRIVER_INTERNAL_H */

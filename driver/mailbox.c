@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mailbox.c - host side of the device mailbox: info, health, reset.
+ */
+#include <string.h>
+
+#include "driver/internal.h"
+
+#define DRV_MAILBOX_TIMEOUT_NS (5ull * 1000000000ull)
+
+/**
+ * drv_mailbox_call() - send one command to a device and wait for the answer.
+ * @w: the world. @dev: a local device (checked). @cmd: Q_MB_*.
+ * The caller holds the device's mb_lock and reads the reply from the mailbox.
+ * Return: the firmware's result, or -ETIMEDOUT.
+ */
+int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd)
+{
+	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
+	uint64_t deadline = q_now_ns() + DRV_MAILBOX_TIMEOUT_NS;
+	uint32_t req;
+
+	ds->mb.cmd = cmd;
+	req = atomic_load(&ds->mb.req_seq) + 1;
+	atomic_store_explicit(&ds->mb.req_seq, req, memory_order_release);
+	q_engine_kick(&ds->engines[0]);
+	for (;;) {
+		uint32_t resp = atomic_load_explicit(&ds->mb.resp_seq, memory_order_acquire);
+		uint64_t now = q_now_ns();
+
+		if (resp == req)
+			return ds->mb.result;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		q_futex_wait(&ds->mb.resp_seq, resp, (int64_t)(deadline - now));
+	}
+}
+
+static int mailbox(struct accdma_world *w, int dev, uint32_t cmd, void *reply, size_t len)
+{
+	struct q_dev_sh *ds;
+	int rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	ds = q_dev(w->sh, (uint32_t)dev);
+	pthread_mutex_lock(&w->devs[dev].mb_lock);
+	rc = drv_mailbox_call(w, dev, cmd);
+	if (rc == 0 && reply)
+		memcpy(reply, cmd == Q_MB_INFO ? (void *)&ds->mb.info : (void *)&ds->mb.health, len);
+	pthread_mutex_unlock(&w->devs[dev].mb_lock);
+	return rc;
+}
+
+int accdma_device_info(accdma_world *w, int dev, struct accdma_device_info *info)
+{
+	if (!info)
+		return drv_world_check(w) ? -EBADF : -EINVAL;
+	return mailbox(w, dev, Q_MB_INFO, info, sizeof(*info));
+}
+
+int accdma_device_health(accdma_world *w, int dev, struct accdma_device_health *health)
+{
+	if (!health)
+		return drv_world_check(w) ? -EBADF : -EINVAL;
+	return mailbox(w, dev, Q_MB_HEALTH, health, sizeof(*health));
+}
+
+int accdma_device_reset(accdma_world *w, int dev)
+{
+	return mailbox(w, dev, Q_MB_RESET, NULL, 0);
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem.c - memory regions: device memory and registered host memory.
+ *
+ * A region's key carries a generation, so a key kept after free never names
+ * the region that reuses its slot. The address goes into this process's
+ * address space before the key is published, and the engines validate every
+ * descriptor against the region table.
+ */
+#include <string.h>
+
+#include "driver/internal.h"
+
+static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t size, int registered,
+		      accdma_key *key)
+{
+	struct drv_dev *dd = &w->devs[dev];
+	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
+	int rc = -ENOMEM;
+
+	pthread_mutex_lock(&dd->mem_lock);
+	for (uint32_t i = 0; i < Q_MAX_REGIONS; i++) {
+		struct q_region *r = &ds->regions[i];
+		uint32_t gen;
+
+		if (atomic_load(&r->key))
+			continue;
+		gen = (dd->region_gen[i] + 1) & 0xffffff;
+		dd->region_gen[i] = gen ? gen : 1;
+		r->size = size;
+		r->registered = (uint32_t)registered;
+		w->space.base[(size_t)dev * Q_MAX_REGIONS + i] = addr;
+		*key = q_key_make(i, dd->region_gen[i]);
+		atomic_store_explicit(&r->key, *key, memory_order_release);
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&dd->mem_lock);
+	return rc;
+}
+
+int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
+{
+	struct q_dev_sh *ds;
+	void *p;
+	int rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	if (!key || size == 0)
+		return -EINVAL;
+	ds = q_dev(w->sh, (uint32_t)dev);
+	if (atomic_fetch_add(&ds->mem_used, size) + size > ds->mem_size) {
+		atomic_fetch_sub(&ds->mem_used, size);
+		return -ENOMEM;
+	}
+	p = dma_mem_alloc(size, ds->numa_node);
+	if (!p) {
+		atomic_fetch_sub(&ds->mem_used, size);
+		return -ENOMEM;
+	}
+	rc = region_add(w, dev, p, size, 0, key);
+	if (rc) {
+		dma_mem_free(p, size);
+		atomic_fetch_sub(&ds->mem_used, size);
+	}
+	return rc;
+}
+
+int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, accdma_key *key)
+{
+	int rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	if (!key || !addr || size == 0)
+		return -EINVAL;
+	if (w->opts.transport != ACCDMA_TRANSPORT_LOCAL)
+		return -EOPNOTSUPP;
+	return region_add(w, dev, addr, size, 1, key);
+}
+
+int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
+{
+	struct drv_dev *dd;
+	struct q_region *r;
+	void **base;
+	int rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	if (key == 0)
+		return -ENOENT;
+	dd = &w->devs[dev];
+	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
+	base = &w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+	pthread_mutex_lock(&dd->mem_lock);
+	if (atomic_load(&r->key) != key) {
+		pthread_mutex_unlock(&dd->mem_lock);
+		return -ENOENT;
+	}
+	atomic_store_explicit(&r->key, 0, memory_order_release);
+	if (!r->registered) {
+		dma_mem_free(*base, r->size);
+		atomic_fetch_sub(&q_dev(w->sh, (uint32_t)dev)->mem_used, r->size);
+	}
+	*base = NULL;
+	pthread_mutex_unlock(&dd->mem_lock);
+	return 0;
+}
+
+void *accdma_mem_ptr(accdma_world *w, int dev, accdma_key key, uint64_t *size)
+{
+	struct q_region *r;
+
+	if (drv_dev_check(w, dev) || key == 0)
+		return NULL;
+	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
+	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
+		return NULL;
+	if (size)
+		*size = r->size;
+	return w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * seq.c - numbering sends and recvs for matching.
+ *
+ * The k-th send from A to B with tag T must meet the k-th recv on B from A
+ * with tag T, whatever the timing. Numbering both at post time makes matching
+ * a lookup of (A, T, k) instead of a race. The counters are per device
+ * (shared by its queues) under that device's lock.
+ */
+#include <stdlib.h>
+
+#include "driver/internal.h"
+
+static uint64_t seq_hash(int32_t peer, uint64_t tag, uint32_t dir)
+{
+	uint64_t h = ((uint64_t)(uint32_t)peer << 2 | dir) * 0x9e3779b97f4a7c15ull;
+
+	h ^= tag * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+int drv_seq_init(struct drv_seq_table *t)
+{
+	t->cap = 256;
+	t->count = 0;
+	t->ents = calloc(t->cap, sizeof(*t->ents));
+	if (!t->ents)
+		return -ENOMEM;
+	if (pthread_mutex_init(&t->lock, NULL)) {
+		free(t->ents);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void drv_seq_fini(struct drv_seq_table *t)
+{
+	if (!t->ents)
+		return;
+	pthread_mutex_destroy(&t->lock);
+	free(t->ents);
+	t->ents = NULL;
+}
+
+static struct drv_seq_ent *seq_slot(struct drv_seq_ent *ents, uint32_t cap, int32_t peer, uint64_t tag,
+				    uint32_t dir)
+{
+	uint32_t i = (uint32_t)seq_hash(peer, tag, dir) & (cap - 1);
+
+	while (ents[i].dir && !(ents[i].peer == peer && ents[i].tag == tag && ents[i].dir == dir))
+		i = (i + 1) & (cap - 1);
+	return &ents[i];
+}
+
+/* Grow at half load; the only allocation on the post path, once per new (peer, tag). */
+static int seq_grow(struct drv_seq_table *t)
+{
+	uint32_t cap = t->cap * 2;
+	struct drv_seq_ent *ents = calloc(cap, sizeof(*ents));
+
+	if (!ents)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->ents[i].dir)
+			*seq_slot(ents, cap, t->ents[i].peer, t->ents[i].tag, t->ents[i].dir) = t->ents[i];
+	free(t->ents);
+	t->ents = ents;
+	t->cap = cap;
+	return 0;
+}
+
+/**
+ * drv_seq_next() - take the next sequence number of (@peer, @tag, @dir).
+ * Return: 0, or -ENOMEM.
+ */
+int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir, uint64_t *seq)
+{
+	struct drv_seq_ent *e;
+
+	pthread_mutex_lock(&t->lock);
+	e = seq_slot(t->ents, t->cap, peer, tag, dir);
+	if (!e->dir) {
+		if ((t->count + 1) * 2 > t->cap) {
+			if (seq_grow(t)) {
+				pthread_mutex_unlock(&t->lock);
+				return -ENOMEM;
+			}
+			e = seq_slot(t->ents, t->cap, peer, tag, dir);
+		}
+		*e = (struct drv_seq_ent){ .tag = tag, .peer = peer, .dir = dir, .next = 0 };
+		t->count++;
+	}
+	*seq = e->next++;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+/**
+ * drv_seq_peek() - how many ops of (@peer, @tag, @dir) were numbered so far.
+ */
+uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = seq_slot(t->ents, t->cap, peer, tag, dir)->next;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * token.c - waiting on, testing, releasing and canceling tokens.
+ *
+ * A waiter spins briefly on the completion record (completions are often
+ * microseconds away), then sleeps on its device's completion counter, which
+ * every completion bumps. Every wait has a deadline.
+ */
+#include <stdio.h>
+
+#include "driver/internal.h"
+
+#define WAIT_SPIN_NS 20000
+
+/**
+ * drv_token_cpl() - find the completion record a token names.
+ * @w: the world. @t: the token. @qs/@c: the queue and record.
+ * Return: 0 if the token is live and still owned by the caller; -EBADF;
+ * -EINVAL for a malformed token; -ESTALE if consumed or never issued.
+ */
+int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
+{
+	uint32_t dev = q_token_dev(t);
+
+	if (drv_world_check(w))
+		return -EBADF;
+	if (t == 0 || q_token_gen(t) == 0 || dev >= (uint32_t)w->opts.num_devices ||
+	    q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
+		return -EINVAL;
+	if ((int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal)
+		return -EINVAL;
+	*qs = q_queue(w->sh, dev, q_token_queue(t));
+	*c = &q_cpls(w->sh, *qs)[q_token_slot(t)];
+	if (atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
+	    atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
+	    !atomic_load_explicit(&(*c)->user, memory_order_acquire))
+		return -ESTALE;
+	return 0;
+}
+
+static int is_done(struct q_cpl *c)
+{
+	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE;
+}
+
+/* Give the token back: read the status first, the slot may be reused after the put. */
+static int consume(struct q_cpl *c, enum accdma_status *status)
+{
+	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
+
+	if (!atomic_exchange(&c->user, 0))
+		return -ESTALE;
+	if (status)
+		*status = st;
+	q_slot_put(c);
+	return 0;
+}
+
+static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
+{
+	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
+}
+
+/* Sleep on @dev's completion counter until @done() or @deadline; 0 or -ETIMEDOUT. */
+static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
+		       uint64_t deadline, uint64_t slice_ns)
+{
+	struct q_dev_sh *ds = q_dev(w->sh, dev);
+	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
+	int rc = -ETIMEDOUT;
+
+	while (now < spin_end && now < deadline) {
+		if (done(arg))
+			return 0;
+		for (int i = 0; i < 32; i++)
+			q_cpu_relax();
+		now = q_now_ns();
+	}
+	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&ds->cq_seq, memory_order_seq_cst);
+		uint64_t left;
+
+		if (done(arg)) {
+			rc = 0;
+			break;
+		}
+		now = q_now_ns();
+		if (now >= deadline)
+			break;
+		left = deadline - now;
+		q_futex_wait(&ds->cq_seq, seq, (int64_t)(left < slice_ns ? left : slice_ns));
+	}
+	atomic_fetch_sub_explicit(&ds->cq_waiters, 1, memory_order_relaxed);
+	return rc;
+}
+
+static int cpl_done(void *arg)
+{
+	return is_done(arg);
+}
+
+static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
+{
+	struct accdma_op_info info;
+	char line[512];
+
+	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
+		return;
+	accdma_op_describe(&info, line, sizeof(line));
+	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
+}
+
+int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	int64_t ms;
+	int rc = drv_token_cpl(w, t, &qs, &c);
+
+	if (rc)
+		return rc;
+	ms = timeout_of(w, timeout_ms);
+	if (!is_done(c) &&
+	    sleep_until(w, q_token_dev(t), cpl_done, c, q_now_ns() + (uint64_t)ms * 1000000ull,
+			UINT64_MAX / 2)) {
+		log_timeout(w, t, ms);
+		return -ETIMEDOUT;
+	}
+	return consume(c, status);
+}
+
+int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	int rc = drv_token_cpl(w, t, &qs, &c);
+
+	if (rc)
+		return rc;
+	return is_done(c) ? consume(c, status) : -EAGAIN;
+}
+
+int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
+		    enum accdma_status *statuses)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	uint64_t deadline;
+	int64_t ms;
+	int rc;
+
+	if (drv_world_check(w))
+		return -EBADF;
+	if (!tokens || count < 0)
+		return -EINVAL;
+	for (int i = 0; i < count; i++) {
+		rc = drv_token_cpl(w, tokens[i], &qs, &c);
+		if (rc)
+			return rc;
+	}
+	ms = timeout_of(w, timeout_ms);
+	deadline = q_now_ns() + (uint64_t)ms * 1000000ull;
+	for (int i = 0; i < count; i++) {
+		drv_token_cpl(w, tokens[i], &qs, &c);
+		if (!is_done(c) &&
+		    sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, deadline, UINT64_MAX / 2)) {
+			/* Consume what is done, so the caller only keeps the stuck ones. */
+			for (int j = i; j < count; j++) {
+				drv_token_cpl(w, tokens[j], &qs, &c);
+				if (is_done(c) && consume(c, statuses ? &statuses[j] : NULL) == 0)
+					tokens[j] = 0;
+			}
+			log_timeout(w, tokens[i], ms);
+			return -ETIMEDOUT;
+		}
+		rc = consume(c, statuses ? &statuses[i] : NULL);
+		if (rc)
+			return rc;
+		tokens[i] = 0;
+	}
+	return 0;
+}
+
+struct any_arg {
+	struct accdma_world *w;
+	accdma_token *tokens;
+	int count;
+	int found;
+};
+
+static int any_done(void *arg)
+{
+	struct any_arg *a = arg;
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+
+	for (int i = 0; i < a->count; i++) {
+		if (a->tokens[i] && drv_token_cpl(a->w, a->tokens[i], &qs, &c) == 0 && is_done(c)) {
+			a->found = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
+		    enum accdma_status *status)
+{
+	struct any_arg a = { w, tokens, count, -1 };
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	uint32_t dev = 0;
+	int live = 0, same_dev = 1, rc;
+	int64_t ms;
+
+	if (drv_world_check(w))
+		return -EBADF;
+	if (!tokens || count < 0)
+		return -EINVAL;
+	for (int i = 0; i < count; i++) {
+		if (!tokens[i])
+			continue;
+		rc = drv_token_cpl(w, tokens[i], &qs, &c);
+		if (rc)
+			return rc;
+		if (live++ == 0)
+			dev = q_token_dev(tokens[i]);
+		else if (q_token_dev(tokens[i]) != dev)
+			same_dev = 0;
+	}
+	if (!live)
+		return -EINVAL;
+	ms = timeout_of(w, timeout_ms);
+	/* Tokens of several devices: sleep on the first one's counter in short slices. */
+	if (sleep_until(w, dev, any_done, &a, q_now_ns() + (uint64_t)ms * 1000000ull,
+			same_dev ? UINT64_MAX / 2 : 1000000)) {
+		for (int i = 0; i < count; i++)
+			if (tokens[i]) {
+				log_timeout(w, tokens[i], ms);
+				break;
+			}
+		return -ETIMEDOUT;
+	}
+	drv_token_cpl(w, tokens[a.found], &qs, &c);
+	rc = consume(c, status);
+	if (rc)
+		return rc;
+	tokens[a.found] = 0;
+	return a.found;
+}
+
+int accdma_release(accdma_world *w, accdma_token t)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	int rc = drv_token_cpl(w, t, &qs, &c);
+
+	if (rc)
+		return rc;
+	return consume(c, NULL);
+}
+
+int accdma_cancel(accdma_world *w, accdma_token t)
+{
+	struct q_queue_sh *qs;
+	struct q_cpl *c;
+	int rc = drv_token_cpl(w, t, &qs, &c);
+
+	if (rc)
+		return rc;
+	atomic_store_explicit(&c->cancel, 1, memory_order_relaxed);
+	q_engine_kick(&q_dev(w->sh, q_token_dev(t))->engines[qs->engine]);
+	return 0;
+}
+
+int accdma_queue_stats(accdma_queue *q, struct accdma_queue_stats *stats)
+{
+	if (!q || q->magic != DRV_QUEUE_MAGIC || drv_world_check(q->world))
+		return -EBADF;
+	if (!stats)
+		return -EINVAL;
+	stats->submitted = atomic_load(&q->sh->submitted);
+	stats->completed = atomic_load(&q->sh->completed);
+	stats->errors = atomic_load(&q->sh->errors);
+	return 0;
+}

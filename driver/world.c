@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * world.c - opening and closing worlds.
+ *
+ * A world lays out the shared arena (queue/), fills this process's address
+ * space (dma/), and boots each local device's firmware (fw_stub/). On close
+ * the engines stop and everything is freed except a small tombstone of the
+ * world and queue handles, so a late call with a closed handle returns
+ * -EBADF instead of touching freed memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "driver/internal.h"
+
+/* Closed worlds' tombstones: kept reachable, never reused. */
+static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct accdma_world *closed_worlds;
+
+/** drv_world_check() - 0 if @w is an open world, else -EBADF. */
+int drv_world_check(const struct accdma_world *w)
+{
+	return w && w->magic == DRV_WORLD_MAGIC ? 0 : -EBADF;
+}
+
+/** drv_dev_check() - 0 if @dev is a device of this process in open world @w. */
+int drv_dev_check(const struct accdma_world *w, int dev)
+{
+	if (drv_world_check(w))
+		return -EBADF;
+	if (dev < w->first_local || dev >= w->first_local + w->nlocal)
+		return -EINVAL;
+	return 0;
+}
+
+static int opts_valid(const struct accdma_world_opts *o)
+{
+	if (o->num_devices < 1 || o->num_devices > Q_MAX_DEVICES)
+		return 0;
+	if (o->engines < 1 || o->engines > Q_MAX_ENGINES || o->queues < 1 || o->queues > Q_MAX_QUEUES)
+		return 0;
+	if (o->queue_depth < 2 || o->queue_depth > 65536 || (o->queue_depth & (o->queue_depth - 1)))
+		return 0;
+	return o->mem_size > 0;
+}
+
+static int setup_numa(struct accdma_world *w)
+{
+	int n = w->opts.num_devices, nodes = dma_numa_nodes();
+	const char *env = getenv("ACCDMA_NUMA_MAP");
+
+	w->numa_map = calloc((size_t)n, sizeof(int));
+	if (!w->numa_map)
+		return -ENOMEM;
+	if (w->opts.numa_map)
+		memcpy(w->numa_map, w->opts.numa_map, (size_t)n * sizeof(int));
+	else if (env && *env) {
+		if (drv_parse_numa_map(env, w->numa_map, n))
+			return -EINVAL;
+	} else {
+		for (int i = 0; i < n; i++)
+			w->numa_map[i] = i % nodes;
+	}
+	for (int i = 0; i < n; i++)
+		if (w->numa_map[i] < 0 || w->numa_map[i] >= nodes)
+			return -EINVAL;
+	w->opts.numa_map = w->numa_map;
+	return 0;
+}
+
+static void release_world(struct accdma_world *w)
+{
+	if (w->sh) {
+		atomic_store(&w->sh->stop, 1);
+		for (int d = 0; w->devs && d < w->opts.num_devices; d++)
+			fw_device_stop(w->devs[d].fw);
+	}
+	for (int d = 0; w->devs && d < w->opts.num_devices; d++) {
+		struct drv_dev *dd = &w->devs[d];
+
+		if (d < w->first_local || d >= w->first_local + w->nlocal)
+			continue;
+		for (int r = 0; w->sh && w->space.base && r < Q_MAX_REGIONS; r++) {
+			struct q_region *reg = &q_dev(w->sh, (uint32_t)d)->regions[r];
+			void **base = &w->space.base[(size_t)d * Q_MAX_REGIONS + r];
+
+			if (atomic_load(&reg->key) && !reg->registered)
+				dma_mem_free(*base, reg->size);
+			*base = NULL;
+		}
+		drv_seq_fini(&dd->seqs);
+		pthread_mutex_destroy(&dd->mb_lock);
+		pthread_mutex_destroy(&dd->mem_lock);
+	}
+	if (w->sh) {
+		q_layout_fini(w->sh);
+		munmap(w->sh, w->arena_size);
+		w->sh = NULL;
+	}
+	dma_space_fini(&w->space);
+	free(w->devs);
+	free(w->numa_map);
+	w->devs = NULL;
+	w->numa_map = NULL;
+}
+
+static int local_open(struct accdma_world *w)
+{
+	const struct accdma_world_opts *o = &w->opts;
+	int rc;
+
+	w->arena_size = q_layout_size((uint32_t)o->num_devices, (uint32_t)o->queues, o->queue_depth);
+	w->sh = mmap(NULL, w->arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->sh == MAP_FAILED) {
+		w->sh = NULL;
+		return -ENOMEM;
+	}
+	rc = q_layout_init(w->sh, (uint32_t)o->num_devices, (uint32_t)o->queues, (uint32_t)o->engines,
+			   o->queue_depth, 0);
+	if (rc) {
+		munmap(w->sh, w->arena_size);
+		w->sh = NULL;
+		return rc;
+	}
+	w->first_local = 0;
+	w->nlocal = o->num_devices;
+	return 0;
+}
+
+int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
+{
+	struct accdma_world_opts defaults;
+	struct accdma_world *w;
+	const char *spin = getenv("ACCDMA_SPIN_US");
+	int rc, nq;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!opts) {
+		accdma_world_opts_init(&defaults);
+		opts = &defaults;
+	}
+	if (!opts_valid(opts))
+		return -EINVAL;
+	if (opts->transport != ACCDMA_TRANSPORT_LOCAL)
+		return -EPROTONOSUPPORT;
+	if (fw_fault_from_env())
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->opts = *opts;
+	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
+	rc = setup_numa(w);
+	if (rc)
+		goto fail;
+	rc = local_open(w);
+	if (rc)
+		goto fail;
+	rc = dma_space_init(&w->space, (uint32_t)opts->num_devices);
+	if (rc)
+		goto fail;
+	nq = opts->num_devices * opts->queues;
+	w->devs = calloc((size_t)opts->num_devices, sizeof(*w->devs));
+	w->queues = calloc((size_t)nq, sizeof(*w->queues));
+	rc = -ENOMEM;
+	if (!w->devs || !w->queues)
+		goto fail;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+		struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)d);
+		struct drv_dev *dd = &w->devs[d];
+
+		ds->numa_node = w->numa_map[d];
+		ds->mem_size = opts->mem_size;
+		if (drv_seq_init(&dd->seqs))
+			goto fail;
+		pthread_mutex_init(&dd->mb_lock, NULL);
+		pthread_mutex_init(&dd->mem_lock, NULL);
+	}
+	for (int i = 0; i < nq; i++) {
+		struct accdma_queue *q = &w->queues[i];
+
+		q->magic = DRV_QUEUE_MAGIC;
+		q->world = w;
+		q->dev = (uint32_t)(i / opts->queues);
+		q->index = (uint32_t)(i % opts->queues);
+		q->sh = q_queue(w->sh, q->dev, q->index);
+		q->desc = q_descs(w->sh, q->sh);
+		q->cpl = q_cpls(w->sh, q->sh);
+		q->sq = q_sq(w->sh, q->sh);
+		q->mask = opts->queue_depth - 1;
+	}
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, &w->devs[d].fw);
+		if (rc)
+			goto fail;
+	}
+	w->magic = DRV_WORLD_MAGIC;
+	*out = w;
+	return 0;
+fail:
+	release_world(w);
+	free(w->queues);
+	free(w);
+	return rc;
+}
+
+int accdma_world_close(accdma_world *w)
+{
+	if (drv_world_check(w))
+		return -EBADF;
+	w->magic = DRV_DEAD_MAGIC;
+	for (int i = 0; i < w->opts.num_devices * w->opts.queues; i++)
+		w->queues[i].magic = DRV_DEAD_MAGIC;
+	release_world(w);
+	pthread_mutex_lock(&closed_lock);
+	w->next_closed = closed_worlds;
+	closed_worlds = w;
+	pthread_mutex_unlock(&closed_lock);
+	return 0;
+}
+
+int accdma_world_size(accdma_world *w)
+{
+	return drv_world_check(w) ? -EBADF : w->opts.num_devices;
+}
+
+int accdma_world_local_devices(accdma_world *w, int *first)
+{
+	if (drv_world_check(w))
+		return -EBADF;
+	if (first)
+		*first = w->first_local;
+	return w->nlocal;
+}
+
+int accdma_queue_get(accdma_world *w, int dev, int index, accdma_queue **queue)
+{
+	int rc = drv_dev_check(w, dev);
+
+	if (rc)
+		return rc;
+	if (!queue || index < 0 || index >= w->opts.queues)
+		return -EINVAL;
+	*queue = &w->queues[dev * w->opts.queues + index];
+	return 0;
+}

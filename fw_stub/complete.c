@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/*
+ * complete.c - writing completion records and waking whoever waits on them.
+ */
+#include "fw_stub/fw_internal.h"
+
+/**
+ * fw_complete() - write an op's final status and publish it.
+ * @w: the arena. @dev/@queue/@slot: the op (its slot is pinned by its owning engine).
+ * @st: final status. @bytes: bytes moved.
+ * @kick_all: also wake the device's engines (the op belongs to another engine,
+ * or another queue may depend on it).
+ */
+void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+		 enum accdma_status st, uint64_t bytes, int kick_all)
+{
+	struct q_dev_sh *d = q_dev(w, dev);
+	struct q_queue_sh *qs = q_queue(w, dev, queue);
+	struct q_cpl *c = &q_cpls(w, qs)[slot];
+
+	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
+	atomic_store_explicit(&c->status, st, memory_order_relaxed);
+	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
+	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
+	atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
+	if (st != ACCDMA_OK)
+		atomic_fetch_add_explicit(&qs->errors, 1, memory_order_relaxed);
+
+	/* Host waiters sleep on cq_seq; the fence orders our DONE store before
+	 * reading cq_waiters, against the waiter's increment-then-recheck. */
+	atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&d->cq_waiters, memory_order_seq_cst))
+		q_futex_wake(&d->cq_seq);
+	if (kick_all)
+		for (uint32_t e = 0; e < w->engines; e++)
+			q_engine_kick(&d->engines[e]);
+}
+
+/**
+ * fw_op_finish() - the owning engine lets go of a completed op: drops the
+ * references it holds on its dependencies and its own on the slot.
+ * @fd: the device. @q: the op's queue. @op: the op (DONE in the shared record).
+ */
+void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	if (op->deps_held) {
+		for (uint16_t i = 0; i < op->d.num_deps; i++) {
+			uint64_t t = op->d.deps[i];
+			struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
+
+			q_slot_put(&q_cpls(fd->w, dq)[q_token_slot(t)]);
+		}
+		op->deps_held = 0;
+	}
+	op->state = FW_OP_DONE;
+	q_slot_put(&q->cpl[op->slot]);
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine.c - engine threads: the device's processors of descriptors.
+ *
+ * An engine loops over its queues. When a pass changes nothing it spins for a
+ * short while (work is often near: a peer is about to post), then announces
+ * that it sleeps and waits on its doorbell futex. Whoever publishes work
+ * (host post, a completion it may depend on, a mailbox request) kicks it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw_stub/fw_internal.h"
+
+static int engine_pass(struct fw_engine *e)
+{
+	struct fw_device *fd = e->dev;
+	uint32_t epoch = atomic_load_explicit(&fd->sh->reset_epoch, memory_order_acquire);
+	int progress = 0;
+
+	if (epoch != e->seen_epoch) {
+		for (uint32_t i = 0; i < e->nqueues; i++)
+			fw_queue_flush(fd, e->queues[i]);
+		e->seen_epoch = epoch;
+		atomic_store(&e->sh->ack_epoch, epoch);
+		q_engine_kick(&fd->sh->engines[0]);
+		progress = 1;
+	}
+	if (e->index == 0)
+		progress |= fw_mailbox_poll(fd);
+	e->retry = 0;
+	for (uint32_t i = 0; i < e->nqueues; i++) {
+		e->queues[i]->retry = 0;
+		progress |= fw_queue_progress(fd, e->queues[i]);
+		e->retry |= e->queues[i]->retry;
+	}
+	return progress;
+}
+
+static void *engine_main(void *arg)
+{
+	struct fw_engine *e = arg;
+	struct fw_device *fd = e->dev;
+	uint64_t idle_since = 0;
+
+	atomic_store(&e->sh->running, 1);
+	while (!atomic_load_explicit(&fd->w->stop, memory_order_acquire)) {
+		uint32_t seq;
+
+		atomic_fetch_add_explicit(&e->sh->heartbeats, 1, memory_order_relaxed);
+		if (engine_pass(e)) {
+			idle_since = 0;
+			continue;
+		}
+		if (!idle_since)
+			idle_since = q_now_ns();
+		if (q_now_ns() - idle_since < fd->spin_ns) {
+			for (int i = 0; i < 16; i++)
+				q_cpu_relax();
+			continue;
+		}
+		/* Sleep protocol: announce, then look once more, then wait. A kicker
+		 * either sees `sleeping` and bumps wake_seq, or we see its work. */
+		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
+		if (!engine_pass(e) && !atomic_load(&fd->w->stop))
+			q_futex_wait(&e->sh->wake_seq, seq, e->retry ? 1000000 : -1);
+		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
+		idle_since = 0;
+	}
+	atomic_store(&e->sh->running, 0);
+	return NULL;
+}
+
+static int queue_init(struct fw_device *fd, struct fw_queue *q, uint32_t index)
+{
+	struct q_queue_sh *sh = q_queue(fd->w, fd->id, index);
+
+	q->sh = sh;
+	q->desc = q_descs(fd->w, sh);
+	q->cpl = q_cpls(fd->w, sh);
+	q->sq = q_sq(fd->w, sh);
+	q->index = index;
+	q->mask = sh->depth - 1;
+	q->head = atomic_load(&sh->sq_head);
+	q->ops = calloc(sh->depth, sizeof(*q->ops));
+	q->pend = calloc(sh->depth, sizeof(*q->pend));
+	return q->ops && q->pend ? 0 : -ENOMEM;
+}
+
+void fw_device_stop(struct fw_device *fd)
+{
+	if (!fd)
+		return;
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		if (!fd->engines[e].started)
+			continue;
+		atomic_fetch_add(&fd->sh->engines[e].wake_seq, 1);
+		q_futex_wake(&fd->sh->engines[e].wake_seq);
+		pthread_join(fd->engines[e].thread, NULL);
+	}
+	for (uint32_t q = 0; fd->queues && q < fd->w->queues; q++) {
+		free(fd->queues[q].ops);
+		free(fd->queues[q].pend);
+	}
+	for (uint32_t e = 0; fd->engines && e < fd->nengines; e++)
+		free(fd->engines[e].queues);
+	free(fd->queues);
+	free(fd->engines);
+	free(fd);
+}
+
+int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
+		    uint64_t spin_ns, struct fw_device **out)
+{
+	struct fw_device *fd = calloc(1, sizeof(*fd));
+	int rc = -ENOMEM;
+
+	if (!fd)
+		return -ENOMEM;
+	fd->w = w;
+	fd->space = space;
+	fd->id = dev;
+	fd->sh = q_dev(w, dev);
+	fd->spin_ns = spin_ns;
+	fd->nengines = w->engines;
+	fd->queues = calloc(w->queues, sizeof(*fd->queues));
+	fd->engines = calloc(w->engines, sizeof(*fd->engines));
+	if (!fd->queues || !fd->engines)
+		goto fail;
+	for (uint32_t q = 0; q < w->queues; q++)
+		if (queue_init(fd, &fd->queues[q], q))
+			goto fail;
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		struct fw_engine *en = &fd->engines[e];
+
+		en->dev = fd;
+		en->index = e;
+		en->sh = &fd->sh->engines[e];
+		en->seen_epoch = atomic_load(&fd->sh->reset_epoch);
+		en->queues = calloc(w->queues, sizeof(*en->queues));
+		if (!en->queues)
+			goto fail;
+		for (uint32_t q = 0; q < w->queues; q++)
+			if (fd->queues[q].sh->engine == e)
+				en->queues[en->nqueues++] = &fd->queues[q];
+	}
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		rc = -pthread_create(&fd->engines[e].thread, NULL, engine_main, &fd->engines[e]);
+		if (rc)
+			goto fail;
+		fd->engines[e].started = 1;
+	}
+	*out = fd;
+	return 0;
+fail:
+	atomic_store(&w->stop, 1);
+	fw_device_stop(fd);
+	return rc;
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fault.c - fault-injection points of the firmware stub.
+ *
+ * Each site has a countdown: arming it with n makes the n-th next pass fail.
+ * The sites are the places real hardware fails: reading a descriptor, moving
+ * a matched transfer, running a compute step (and, in dma/, each data mover).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw_stub/fw_internal.h"
+
+static _Atomic uint32_t countdown[FW_FAULT__COUNT];
+
+void fw_fault_arm(enum fw_fault_site site, uint32_t nth)
+{
+	if (site < FW_FAULT__COUNT)
+		atomic_store(&countdown[site], nth);
+}
+
+/**
+ * fw_fault_hit() - the fault-injection point: true when this pass is the armed one.
+ * @site: the site.
+ */
+int fw_fault_hit(enum fw_fault_site site)
+{
+	uint32_t n = atomic_load_explicit(&countdown[site], memory_order_relaxed);
+
+	while (n) {
+		if (atomic_compare_exchange_weak(&countdown[site], &n, n - 1))
+			return n == 1;
+	}
+	return 0;
+}
+
+int fw_fault_from_env(void)
+{
+	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero" };
+	uint32_t nth[5] = { 0 };
+	const char *v = getenv("ACCDMA_FAULT");
+	char buf[256], *save = NULL, *item;
+
+	if (!v || !*v)
+		return 0;
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, v);
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(item, ':'), *end;
+		unsigned long n;
+		size_t i;
+
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+		n = strtoul(colon + 1, &end, 10);
+		if (*end || n == 0 || n > 0xffffffffu)
+			return -EINVAL;
+		for (i = 0; i < 5 && strcmp(names[i], item); i++)
+			;
+		if (i == 5)
+			return -EINVAL;
+		nth[i] = (uint32_t)n;
+	}
+	fw_fault_arm(FW_FAULT_FETCH, nth[0]);
+	fw_fault_arm(FW_FAULT_MATCH, nth[1]);
+	fw_fault_arm(FW_FAULT_EXEC, nth[2]);
+	dma_fault_arm(DMA_FAULT_COPY, nth[3]);
+	dma_fault_arm(DMA_FAULT_ZERO, nth[4]);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fw.h - what the host may ask of the device firmware stub: power a device's
+ * engines on and off. Everything else goes through queue/ (rings, doorbells,
+ * completion records) and the mailbox, as with real hardware.
+ */
+#ifndef ACCDMA_FW_H
+#define ACCDMA_FW_H
+
+#include "dma/dma.h"
+#include "queue/queue.h"
+
+struct fw_device;
+
+/**
+ * fw_device_start() - boot one device: start its engine threads.
+ * @w: the arena (already laid out). @space: this process's address space.
+ * @dev: the device. @spin_ns: how long an idle engine spins before sleeping.
+ * @out: the running device.
+ * Return: 0, -ENOMEM, or a negative errno from thread creation.
+ */
+int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
+		    uint64_t spin_ns, struct fw_device **out);
+
+/**
+ * fw_device_stop() - stop and join a device's engines and free it.
+ * @fd: the device (NULL is ignored). The arena's stop flag must be set first.
+ */
+void fw_device_stop(struct fw_device *fd);
+
+/* Fault-injection sites of the firmware (the data movers have their own). */
+enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT__COUNT };
+
+/**
+ * fw_fault_arm() - make the @nth next pass through @site fail; 0 disarms.
+ * FETCH fails a descriptor as it is read (DMA_ERROR), MATCH fails a matched
+ * transfer (both sides DMA_ERROR), EXEC fails an exec (EXEC_FAILED).
+ */
+void fw_fault_arm(enum fw_fault_site site, uint32_t nth);
+
+/**
+ * fw_fault_from_env() - arm faults from ACCDMA_FAULT ("site:nth[,site:nth]",
+ * sites fetch, match, exec, copy, zero).
+ * Return: 0, or -EINVAL for a malformed value (nothing armed).
+ */
+int fw_fault_from_env(void);
+
+#endif /* ACCDMA_FW_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fw_internal.h - the firmware stub's own structures: engine -> queue -> op.
+ */
+#ifndef ACCDMA_FW_INTERNAL_H
+#define ACCDMA_FW_INTERNAL_H
+
+#include <pthread.h>
+
+#include "fw_stub/fw.h"
+
+/* Engine-private life of an op, beside the shared completion record. */
+enum fw_op_state { FW_OP_DEPS = 1, FW_OP_READY, FW_OP_PEER, FW_OP_DONE };
+
+/**
+ * struct fw_op - the engine's copy of a descriptor (never re-read from shared
+ * memory after validation) and its progress.
+ */
+struct fw_op {
+	struct q_desc d;
+	uint32_t slot;
+	uint8_t state;
+	uint8_t deps_held;
+	void *addr; /* the resolved local range */
+};
+
+/** struct fw_queue - the engine's view of one queue. */
+struct fw_queue {
+	struct q_queue_sh *sh;
+	struct q_desc *desc;
+	struct q_cpl *cpl;
+	_Atomic uint32_t *sq;
+	uint32_t index;
+	uint32_t mask;
+	uint32_t head;
+	int fenced;       /* a fence is pending: later descriptors stay in the ring */
+	struct fw_op *ops; /* by slot */
+	uint32_t *pend;    /* pending slots in issue order */
+	uint32_t npend;
+	int retry;         /* an op found the rendezvous table full: poll, don't sleep long */
+};
+
+struct fw_device;
+
+/** struct fw_engine - one engine thread and the queues it serves. */
+struct fw_engine {
+	struct fw_device *dev;
+	struct q_engine_sh *sh;
+	uint32_t index;
+	pthread_t thread;
+	int started;
+	uint32_t seen_epoch;
+	int retry;
+	struct fw_queue **queues;
+	uint32_t nqueues;
+};
+
+/** struct fw_device - a booted device. */
+struct fw_device {
+	struct q_world_sh *w;
+	const struct dma_space *space;
+	struct q_dev_sh *sh;
+	uint32_t id;
+	uint64_t spin_ns;
+	struct fw_queue *queues;
+	struct fw_engine *engines;
+	uint32_t nengines;
+	int reset_pending;
+};
+
+/* ops.c */
+int fw_queue_progress(struct fw_device *fd, struct fw_queue *q);
+void fw_queue_flush(struct fw_device *fd, struct fw_queue *q);
+
+/* match.c */
+enum fw_arrive { FW_ARRIVE_DONE, FW_ARRIVE_WAIT, FW_ARRIVE_RETRY };
+enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+
+/* complete.c */
+void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+		 enum accdma_status st, uint64_t bytes, int kick_all);
+void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
+/* mailbox.c */
+int fw_mailbox_poll(struct fw_device *fd);
+
+/* fault.c */
+int fw_fault_hit(enum fw_fault_site site);
+
+#endif /* ACCDMA_FW_INTERNAL_H */

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * match.c - pairing sends with recvs.
+ *
+ * The host numbers each send and recv at post time: the k-th send from A to B
+ * with tag T and the k-th recv on B from A with tag T get the same sequence
+ * number. So matching is a rendezvous on the key (A, T, k) in B's table: the
+ * first of the two to become ready leaves an entry; the second finds it, takes
+ * it out and moves the data itself, then completes both. A failed op leaves a
+ * marker instead, so its partner completes PEER_ERROR instead of hanging.
+ *
+ * The table is open addressing with linear probing and backward-shift
+ * deletion, under the receiving device's lock (never a lock of all devices).
+ */
+#include <errno.h>
+
+#include "fw_stub/fw_internal.h"
+
+static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
+{
+	uint64_t h = (uint64_t)(uint32_t)src * 0x9e3779b97f4a7c15ull;
+
+	h ^= tag + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+	h ^= seq * 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 31;
+	return h;
+}
+
+static void rdv_lock(struct q_dev_sh *d)
+{
+	/* A peer process that died holding the lock left the table consistent
+	 * (every update is complete before unlock is reachable), so recover it. */
+	if (pthread_mutex_lock(&d->rdv_lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&d->rdv_lock);
+}
+
+static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64_t tag, uint64_t seq)
+{
+	uint32_t i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
+
+	for (uint32_t n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
+		struct q_rdv *e = &t[i];
+
+		if (!e->used)
+			return NULL;
+		if (e->src == src && e->tag == tag && e->seq == seq)
+			return e;
+	}
+	return NULL;
+}
+
+static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, int32_t src, uint64_t tag,
+				uint64_t seq)
+{
+	uint32_t cap = d->rdv_cap, i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
+
+	if (d->rdv_count + 1 >= cap)
+		return NULL;
+	while (t[i].used)
+		i = (i + 1) & (cap - 1);
+	d->rdv_count++;
+	t[i] = (struct q_rdv){ .used = 1, .src = src, .tag = tag, .seq = seq };
+	return &t[i];
+}
+
+/* Backward-shift deletion keeps probe chains unbroken without tombstones. */
+static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, struct q_rdv *e)
+{
+	uint32_t cap = d->rdv_cap, i = (uint32_t)(e - t), j = i;
+
+	for (;;) {
+		j = (j + 1) & (cap - 1);
+		if (!t[j].used)
+			break;
+		uint32_t home = (uint32_t)rdv_hash(t[j].src, t[j].tag, t[j].seq) & (cap - 1);
+		/* Move t[j] into the hole at i unless its home lies cyclically in (i, j]. */
+		int in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+		if (!in_range) {
+			t[i] = t[j];
+			i = j;
+		}
+	}
+	t[i].used = 0;
+	d->rdv_count--;
+}
+
+/* The table that pairs this op: the receiving device's. */
+static struct q_dev_sh *rdv_home(struct fw_device *fd, const struct fw_op *op, int32_t *src)
+{
+	if (op->d.kind == ACCDMA_OP_SEND) {
+		*src = (int32_t)fd->id;
+		return q_dev(fd->w, (uint32_t)op->d.peer);
+	}
+	*src = op->d.peer;
+	return fd->sh;
+}
+
+static void rdv_fill(struct q_rdv *e, struct fw_device *fd, struct fw_queue *q, const struct fw_op *op)
+{
+	e->side = op->d.kind;
+	e->failed = 0;
+	e->key = op->d.key;
+	e->offset = op->d.offset;
+	e->length = op->d.length;
+	e->dev = (int32_t)fd->id;
+	e->queue = (uint16_t)q->index;
+	e->slot = op->slot;
+}
+
+/* Move the data of a matched pair; returns the status for both sides. */
+static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op *op,
+				       const struct q_rdv *e, uint64_t *bytes)
+{
+	uint64_t send_len = op->d.kind == ACCDMA_OP_SEND ? op->d.length : e->length;
+	uint64_t recv_len = op->d.kind == ACCDMA_OP_RECV ? op->d.length : e->length;
+	void *other, *src, *dst;
+	enum accdma_status st;
+
+	*bytes = 0;
+	if (send_len > recv_len)
+		return ACCDMA_ST_TRUNCATED;
+	/* The waiting side was validated by its own engine; resolve it in this
+	 * process's address space (and re-check: its region may have been freed). */
+	st = dma_resolve(fd->space, fd->w, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
+	if (st != ACCDMA_OK)
+		return ACCDMA_ST_PEER_ERROR;
+	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
+	dst = op->d.kind == ACCDMA_OP_SEND ? other : op->addr;
+	if (fw_fault_hit(FW_FAULT_MATCH) || dma_copy(dst, src, send_len))
+		return ACCDMA_ST_DMA_ERROR;
+	*bytes = send_len;
+	return ACCDMA_OK;
+}
+
+/**
+ * fw_match_arrive() - a ready send or recv looks for its partner.
+ * @fd: the op's device. @q: its queue. @op: the op.
+ * Return: FW_ARRIVE_DONE (the pair completed; @op is complete), FW_ARRIVE_WAIT
+ * (an entry was left; the partner will complete @op), FW_ARRIVE_RETRY (the table is full).
+ */
+enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	int32_t src;
+	struct q_dev_sh *home = rdv_home(fd, op, &src);
+	struct q_rdv *t = q_rdv_table(fd->w, home), *e, mate;
+	enum accdma_status st;
+	uint64_t bytes;
+
+	rdv_lock(home);
+	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (!e) {
+		e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
+		if (e) {
+			rdv_fill(e, fd, q, op);
+			op->state = FW_OP_PEER;
+			atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+		}
+		pthread_mutex_unlock(&home->rdv_lock);
+		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
+	}
+	mate = *e;
+	rdv_remove(home, t, e);
+	pthread_mutex_unlock(&home->rdv_lock);
+
+	if (mate.failed) {
+		fw_complete(fd->w, fd->id, q->index, op->slot, ACCDMA_ST_PEER_ERROR, 0, fd->nengines > 1);
+		return FW_ARRIVE_DONE;
+	}
+	if (mate.side == op->d.kind) {
+		/* Two sends (or recvs) with one sequence number: a corrupt ring. */
+		st = ACCDMA_ST_PEER_ERROR;
+		bytes = 0;
+	} else {
+		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+		st = rdv_transfer(fd, op, &mate, &bytes);
+	}
+	fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes, 1);
+	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
+	return FW_ARRIVE_DONE;
+}
+
+/**
+ * fw_match_fail() - a send or recv that failed before arriving tells its partner.
+ * @fd/@q/@op: the failed op (not yet completed). @st: its status (for the marker).
+ *
+ * A partner already waiting completes PEER_ERROR now; otherwise a marker is
+ * left so the partner completes PEER_ERROR when it arrives.
+ */
+void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
+{
+	int32_t src;
+	struct q_dev_sh *home = rdv_home(fd, op, &src);
+	struct q_rdv *t = q_rdv_table(fd->w, home), *e, mate;
+
+	(void)q;
+	rdv_lock(home);
+	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (e) {
+		mate = *e;
+		rdv_remove(home, t, e);
+		pthread_mutex_unlock(&home->rdv_lock);
+		if (!mate.failed && mate.side != op->d.kind)
+			fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
+				    ACCDMA_ST_PEER_ERROR, 0, 1);
+		return;
+	}
+	e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
+	if (e) {
+		e->side = op->d.kind;
+		e->failed = (uint16_t)st;
+		e->dev = (int32_t)fd->id;
+	}
+	pthread_mutex_unlock(&home->rdv_lock);
+}
+
+/**
+ * fw_match_withdraw() - take back an op's waiting entry (cancel, reset).
+ * @fd/@q/@op: an op in FW_OP_PEER. @st: the status to leave for the partner.
+ * Return: 1 if withdrawn (the caller completes @op; the partner will see
+ * PEER_ERROR), 0 if the partner already took it (it will complete @op).
+ */
+int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
+{
+	int32_t src;
+	struct q_dev_sh *home = rdv_home(fd, op, &src);
+	struct q_rdv *t = q_rdv_table(fd->w, home), *e;
+	int taken = 0;
+
+	rdv_lock(home);
+	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (e && !e->failed && e->side == op->d.kind && e->dev == (int32_t)fd->id &&
+	    e->queue == q->index && e->slot == op->slot) {
+		e->failed = (uint16_t)st;
+		taken = 1;
+	}
+	pthread_mutex_unlock(&home->rdv_lock);
+	return taken;
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops.c - how an engine moves the ops of one queue along.
+ *
+ * Descriptors are read from the ring in order, copied, and validated before
+ * anything else. Each pending op then waits for its dependencies, becomes
+ * ready, and runs: exec/zero/write/after_all at once, send/recv through the
+ * rendezvous. An op that waits never holds up the ops behind it, except a
+ * fence, which stops the ring until everything before it has completed.
+ */
+#include "fw_stub/fw_internal.h"
+
+static void complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
+			 enum accdma_status st, uint64_t bytes)
+{
+	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
+}
+
+static int is_pair_op(const struct fw_op *op)
+{
+	return op->d.kind == ACCDMA_OP_SEND || op->d.kind == ACCDMA_OP_RECV;
+}
+
+/* Fail an op that has not arrived at the rendezvous: its partner is told. */
+static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
+{
+	if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+		fw_match_fail(fd, q, op, st);
+	complete_own(fd, q, op, st, 0);
+	fw_op_finish(fd, q, op);
+}
+
+/* Check what the host wrote before trusting any of it; resolves local memory. */
+static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
+{
+	const struct q_desc *d = &op->d;
+	int internal = d->flags & Q_DF_INTERNAL;
+
+	if (fw_fault_hit(FW_FAULT_FETCH))
+		return ACCDMA_ST_DMA_ERROR;
+	switch (d->kind) {
+	case ACCDMA_OP_SEND:
+	case ACCDMA_OP_RECV:
+	case ACCDMA_OP_WRITE:
+		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->num_devices)
+			return ACCDMA_ST_BAD_KEY;
+		/* fall through */
+	case ACCDMA_OP_ZERO:
+		return dma_resolve(fd->space, fd->w, fd->id, d->key, d->offset, d->length,
+				   internal && d->kind != ACCDMA_OP_WRITE, &op->addr);
+	case ACCDMA_OP_EXEC:
+		return d->fn ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED;
+	case ACCDMA_OP_FENCE:
+	case ACCDMA_OP_AFTER_ALL:
+		return ACCDMA_OK;
+	default:
+		return ACCDMA_ST_NOT_ATTEMPTED;
+	}
+}
+
+/* Dependency tokens must name slots of this device; the host pinned each one. */
+static int deps_valid(struct fw_device *fd, const struct q_desc *d)
+{
+	if (d->num_deps > ACCDMA_MAX_DEPS)
+		return 0;
+	for (uint16_t i = 0; i < d->num_deps; i++) {
+		uint64_t t = d->deps[i];
+
+		if (q_token_dev(t) != fd->id || q_token_queue(t) >= fd->w->queues ||
+		    q_token_slot(t) >= fd->w->depth)
+			return 0;
+	}
+	return 1;
+}
+
+/* Read new descriptors from the ring, up to and including a fence. */
+static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
+{
+	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
+	int n = 0;
+
+	while (q->head != tail && (!q->fenced || flushing)) {
+		uint32_t slot = atomic_load_explicit(&q->sq[q->head & q->mask], memory_order_relaxed);
+		struct fw_op *op;
+		enum accdma_status st;
+
+		q->head++;
+		n++;
+		if (slot > q->mask || atomic_load_explicit(&q->cpl[slot].state, memory_order_acquire) !=
+					      Q_SLOT_POSTED)
+			continue; /* not a slot the host published: ignore it */
+		op = &q->ops[slot];
+		op->d = q->desc[slot];
+		op->slot = slot;
+		op->addr = NULL;
+		if (!deps_valid(fd, &op->d)) {
+			op->deps_held = 0;
+			op->d.num_deps = 0;
+			fail_op(fd, q, op, ACCDMA_ST_NOT_ATTEMPTED);
+			continue;
+		}
+		op->deps_held = 1;
+		st = flushing ? ACCDMA_ST_FLUSHED : validate(fd, op);
+		if (st != ACCDMA_OK) {
+			fail_op(fd, q, op, st);
+			continue;
+		}
+		op->state = FW_OP_DEPS;
+		atomic_store_explicit(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, memory_order_relaxed);
+		q->pend[q->npend++] = slot;
+		if (op->d.kind == ACCDMA_OP_FENCE)
+			q->fenced = 1;
+	}
+	atomic_store_explicit(&q->sh->sq_head, q->head, memory_order_release);
+	return n;
+}
+
+/* 1: every dependency succeeded; 0: some still pending; -1: one failed. */
+static int deps_state(struct fw_device *fd, const struct fw_op *op)
+{
+	int pending = 0;
+
+	for (uint16_t i = 0; i < op->d.num_deps; i++) {
+		uint64_t t = op->d.deps[i];
+		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
+		struct q_cpl *c = &q_cpls(fd->w, dq)[q_token_slot(t)];
+
+		if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_DONE)
+			pending = 1;
+		else if (atomic_load_explicit(&c->status, memory_order_relaxed) != ACCDMA_OK)
+			return -1;
+	}
+	return pending ? 0 : 1;
+}
+
+static void release_deps(struct fw_device *fd, struct fw_op *op)
+{
+	for (uint16_t i = 0; i < op->d.num_deps; i++) {
+		uint64_t t = op->d.deps[i];
+		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
+
+		q_slot_put(&q_cpls(fd->w, dq)[q_token_slot(t)]);
+	}
+	op->deps_held = 0;
+}
+
+static enum accdma_status run_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+{
+	void *dst;
+	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
+					    op->d.remote_offset, op->d.length, 0, &dst);
+
+	*bytes = 0;
+	if (st != ACCDMA_OK)
+		return st;
+	if (dma_copy(dst, op->addr, op->d.length))
+		return ACCDMA_ST_DMA_ERROR;
+	*bytes = op->d.length;
+	return ACCDMA_OK;
+}
+
+/* Run a ready op. Returns 1 if it completed here. */
+static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	enum accdma_status st = ACCDMA_OK;
+	accdma_exec_fn fn;
+	uint64_t bytes = 0;
+
+	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	switch (op->d.kind) {
+	case ACCDMA_OP_SEND:
+	case ACCDMA_OP_RECV:
+		switch (fw_match_arrive(fd, q, op)) {
+		case FW_ARRIVE_DONE:
+			fw_op_finish(fd, q, op);
+			return 1;
+		case FW_ARRIVE_WAIT:
+			return 0;
+		case FW_ARRIVE_RETRY:
+			q->retry = 1;
+			atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
+					      memory_order_relaxed);
+			return 0;
+		}
+		return 0;
+	case ACCDMA_OP_WRITE:
+		st = run_write(fd, op, &bytes);
+		break;
+	case ACCDMA_OP_ZERO:
+		st = dma_zero(op->addr, op->d.length) ? ACCDMA_ST_DMA_ERROR : ACCDMA_OK;
+		bytes = op->d.length;
+		break;
+	case ACCDMA_OP_EXEC:
+		fn = (accdma_exec_fn)(uintptr_t)op->d.fn;
+		if (fw_fault_hit(FW_FAULT_EXEC) || fn((void *)(uintptr_t)op->d.arg) != 0)
+			st = ACCDMA_ST_EXEC_FAILED;
+		break;
+	case ACCDMA_OP_FENCE:
+		q->fenced = 0;
+		break;
+	default:
+		break;
+	}
+	complete_own(fd, q, op, st, bytes);
+	fw_op_finish(fd, q, op);
+	return 1;
+}
+
+/* Advance one pending op. Returns 1 if it is finished (leaves the pending list). */
+static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int first, int *progress)
+{
+	struct q_cpl *c = &q->cpl[op->slot];
+	int ds;
+
+	if (op->state == FW_OP_PEER) {
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE) {
+			fw_op_finish(fd, q, op);
+			return 1;
+		}
+		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
+		    fw_match_withdraw(fd, q, op, ACCDMA_ST_CANCELED)) {
+			complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
+			fw_op_finish(fd, q, op);
+			return 1;
+		}
+		return 0;
+	}
+	if (atomic_load_explicit(&c->cancel, memory_order_relaxed)) {
+		if (op->d.kind == ACCDMA_OP_FENCE)
+			q->fenced = 0;
+		fail_op(fd, q, op, ACCDMA_ST_CANCELED);
+		return 1;
+	}
+	if (op->state == FW_OP_DEPS) {
+		ds = deps_state(fd, op);
+		/* A fence also waits until everything before it has left the list. */
+		if (op->d.kind == ACCDMA_OP_FENCE && !first)
+			return 0;
+		if (ds == 0)
+			return 0;
+		if (ds < 0) {
+			if (op->d.kind == ACCDMA_OP_FENCE)
+				q->fenced = 0;
+			fail_op(fd, q, op, ACCDMA_ST_NOT_ATTEMPTED);
+			*progress = 1;
+			return 1;
+		}
+		release_deps(fd, op);
+		op->state = FW_OP_READY;
+		*progress = 1;
+	}
+	return run(fd, q, op);
+}
+
+/**
+ * fw_queue_progress() - one pass over a queue: advance pending ops, then read new descriptors.
+ * @fd: the device. @q: the queue.
+ * Return: non-zero if anything changed.
+ */
+int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
+{
+	int progress = 0;
+	uint32_t out = 0;
+
+	for (uint32_t i = 0; i < q->npend; i++) {
+		struct fw_op *op = &q->ops[q->pend[i]];
+
+		if (advance(fd, q, op, out == 0, &progress))
+			progress = 1;
+		else
+			q->pend[out++] = q->pend[i];
+	}
+	q->npend = out;
+	if (pull(fd, q, 0))
+		progress = 1;
+	return progress;
+}
+
+/**
+ * fw_queue_flush() - complete every op of the queue FLUSHED (device reset).
+ * @fd: the device. @q: the queue.
+ *
+ * Ops whose partner is already moving their data are left to complete; the
+ * next progress pass removes them.
+ */
+void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
+{
+	uint32_t out = 0;
+
+	for (uint32_t i = 0; i < q->npend; i++) {
+		struct fw_op *op = &q->ops[q->pend[i]];
+
+		if (op->state == FW_OP_PEER) {
+			if (atomic_load_explicit(&q->cpl[op->slot].state, memory_order_acquire) !=
+			    Q_SLOT_DONE) {
+				if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
+					q->pend[out++] = q->pend[i]; /* the partner completes it */
+					continue;
+				}
+				complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
+			}
+			fw_op_finish(fd, q, op);
+			continue;
+		}
+		fail_op(fd, q, op, ACCDMA_ST_FLUSHED);
+	}
+	q->npend = out;
+	q->fenced = 0;
+	pull(fd, q, 1);
+}

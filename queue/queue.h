@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue.h - the hardware interface in memory: the layout the host driver and
+ * the device engines share.
+ *
+ * Everything here lives in one arena of plain memory (anonymous memory for the
+ * local transport, a shared segment for shm). Records refer to each other by
+ * offsets and indices, never by pointers, so any process or kernel that maps
+ * the arena at any address sees the same thing.
+ *
+ * Per queue (virtio-like split ring):
+ *   desc[depth]  descriptor table, written by the host before publishing;
+ *   cpl[depth]   completion records (one per slot: state, generation, status);
+ *   sq[depth]    submission ring of slot indices, host produces, engine consumes.
+ * A token names (device, queue, slot, generation).
+ */
+#ifndef ACCDMA_QUEUE_H
+#define ACCDMA_QUEUE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <pthread.h>
+
+#include "include/accdma.h"
+
+#define Q_CACHELINE 64
+#define Q_MAX_REGIONS 256
+#define Q_MAX_ENGINES 16
+#define Q_MAX_QUEUES 64
+#define Q_MAX_DEVICES 1024
+#define Q_FW_VERSION 0x00010000u
+#define Q_WORLD_MAGIC 0xacc0d3a1u
+
+/* Descriptor flags. */
+#define Q_DF_INTERNAL 0x1 /* library-internal op: zero length allowed (barrier) */
+
+/* Completion slot states. */
+enum q_slot_state {
+	Q_SLOT_FREE = 0,
+	Q_SLOT_RESERVED, /* taken by the host, not yet published */
+	Q_SLOT_POSTED,
+	Q_SLOT_DONE,
+};
+
+/**
+ * struct q_desc - one descriptor. Memory is named by (key, offset, length).
+ * Written by the host before the slot index is published on the sq ring;
+ * the engine copies it before validating (it never re-reads it).
+ */
+struct q_desc {
+	uint16_t kind;
+	uint16_t flags;
+	uint16_t num_deps;
+	uint16_t pad0;
+	int32_t peer;
+	uint32_t key;
+	uint64_t tag;
+	uint64_t seq;
+	uint64_t offset;
+	uint64_t length;
+	uint32_t remote_key;
+	uint32_t pad1;
+	uint64_t remote_offset;
+	uint64_t order; /* position in the queue's issue order (diagnostics) */
+	uint64_t fn;  /* exec: process-local function address (engine runs in the owner's process) */
+	uint64_t arg;
+	uint64_t deps[ACCDMA_MAX_DEPS];
+};
+
+/**
+ * struct q_cpl - the completion record of one slot. @state moves
+ * FREE -> RESERVED -> POSTED (host) -> DONE (any engine) -> FREE (last reference).
+ * @refs counts the host's token (@user), the owning engine, and each dependent.
+ */
+struct q_cpl {
+	_Atomic uint32_t state;
+	_Atomic uint32_t gen;
+	_Atomic uint32_t refs;
+	_Atomic uint32_t user;
+	_Atomic uint32_t status;
+	_Atomic uint32_t stage;
+	_Atomic uint32_t cancel;
+	uint32_t pad;
+	_Atomic uint64_t bytes;
+} __attribute__((aligned(Q_CACHELINE)));
+
+/** struct q_queue_sh - shared control of one queue; host and engine fields on separate lines. */
+struct q_queue_sh {
+	_Atomic uint32_t sq_tail; /* host */
+	uint32_t depth;
+	uint32_t engine;
+	uint32_t pad;
+	_Atomic uint64_t submitted;
+	uint8_t pad_host[Q_CACHELINE - 24];
+	_Atomic uint32_t sq_head; /* engine */
+	uint32_t pad2;
+	_Atomic uint64_t completed;
+	_Atomic uint64_t errors;
+	uint8_t pad_eng[Q_CACHELINE - 24];
+	uint64_t desc_off, cpl_off, sq_off; /* from the arena base */
+} __attribute__((aligned(Q_CACHELINE)));
+
+/** struct q_engine_sh - one engine's doorbell and liveness. */
+struct q_engine_sh {
+	_Atomic uint32_t wake_seq;
+	_Atomic uint32_t sleeping;
+	_Atomic uint32_t running;
+	_Atomic uint32_t ack_epoch;
+	_Atomic uint64_t heartbeats;
+} __attribute__((aligned(Q_CACHELINE)));
+
+/** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
+struct q_region {
+	_Atomic uint32_t key;
+	uint32_t registered; /* caller's memory rather than device memory */
+	uint64_t size;
+};
+
+/** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */
+struct q_rdv {
+	uint32_t used;
+	uint16_t side;    /* ACCDMA_OP_SEND or ACCDMA_OP_RECV */
+	uint16_t failed;  /* non-zero: a marker left by a failed op, with this status */
+	int32_t src;      /* sending rank */
+	uint32_t key;     /* the arriving op's region */
+	uint64_t tag;
+	uint64_t seq;
+	uint64_t offset;
+	uint64_t length;
+	int32_t dev;      /* the arriving op's device, queue, slot */
+	uint16_t queue;
+	uint16_t pad;
+	uint32_t slot;
+	uint32_t pad2;
+};
+
+/* Mailbox commands. */
+enum q_mb_cmd { Q_MB_INFO = 1, Q_MB_HEALTH, Q_MB_RESET };
+
+/** struct q_mailbox - one request/response exchange between host and engine 0. */
+struct q_mailbox {
+	_Atomic uint32_t req_seq;
+	_Atomic uint32_t resp_seq;
+	uint32_t cmd;
+	int32_t result;
+	struct accdma_device_info info;
+	struct accdma_device_health health;
+};
+
+/** struct q_dev_sh - everything shared about one device. */
+struct q_dev_sh {
+	_Atomic uint32_t cq_seq;     /* bumped on every completion: host waiters sleep on it */
+	_Atomic uint32_t cq_waiters;
+	uint8_t pad0[Q_CACHELINE - 8];
+	struct q_mailbox mb;
+	/* set by the host at open; the mailbox reports them */
+	int32_t id;
+	int32_t numa_node;
+	uint64_t mem_size;
+	_Atomic uint64_t mem_used;
+	_Atomic uint32_t reset_epoch;
+	_Atomic uint32_t resets;
+	pthread_mutex_t rdv_lock;
+	uint32_t rdv_cap;
+	uint32_t rdv_count;
+	uint64_t rdv_off;
+	uint64_t queue_off; /* first struct q_queue_sh */
+	struct q_engine_sh engines[Q_MAX_ENGINES];
+	struct q_region regions[Q_MAX_REGIONS];
+} __attribute__((aligned(Q_CACHELINE)));
+
+/** struct q_world_sh - the arena header: geometry of everything after it. */
+struct q_world_sh {
+	uint32_t magic;
+	uint32_t fw_version;
+	uint32_t num_devices;
+	uint32_t queues;
+	uint32_t engines;
+	uint32_t depth;
+	uint32_t rdv_cap;
+	uint32_t pad;
+	uint64_t dev_off;    /* first struct q_dev_sh */
+	uint64_t dev_stride; /* bytes from one device's block to the next */
+	uint64_t size;
+	_Atomic uint32_t stop;
+} __attribute__((aligned(Q_CACHELINE)));
+
+/* ---- tokens ------------------------------------------------------------ */
+
+#define Q_TOK_SLOT_BITS 16
+#define Q_TOK_QUEUE_BITS 6
+#define Q_TOK_DEV_BITS 10
+#define Q_TOK_GEN_BITS 32
+
+/** q_token_make() - encode a token. gen is never 0, so neither is a token. */
+static inline uint64_t q_token_make(uint32_t dev, uint32_t queue, uint32_t slot, uint32_t gen)
+{
+	return ((uint64_t)gen << 32) | ((uint64_t)dev << 22) | ((uint64_t)queue << 16) | slot;
+}
+static inline uint32_t q_token_gen(uint64_t t) { return (uint32_t)(t >> 32); }
+static inline uint32_t q_token_dev(uint64_t t) { return (uint32_t)(t >> 22) & 0x3ff; }
+static inline uint32_t q_token_queue(uint64_t t) { return (uint32_t)(t >> 16) & 0x3f; }
+static inline uint32_t q_token_slot(uint64_t t) { return (uint32_t)t & 0xffff; }
+
+/* ---- region keys ------------------------------------------------------- */
+
+static inline uint32_t q_key_make(uint32_t index, uint32_t gen) { return (gen << 8) | index; }
+static inline uint32_t q_key_index(uint32_t key) { return key & 0xff; }
+
+/* ---- navigation --------------------------------------------------------- */
+
+/** q_at() - the address of an arena offset. */
+static inline void *q_at(const struct q_world_sh *w, uint64_t off)
+{
+	return (char *)w + off;
+}
+
+static inline struct q_dev_sh *q_dev(const struct q_world_sh *w, uint32_t dev)
+{
+	return (struct q_dev_sh *)q_at(w, w->dev_off + (uint64_t)dev * w->dev_stride);
+}
+
+static inline struct q_queue_sh *q_queue(const struct q_world_sh *w, uint32_t dev, uint32_t q)
+{
+	return (struct q_queue_sh *)q_at(w, q_dev(w, dev)->queue_off) + q;
+}
+
+static inline struct q_desc *q_descs(const struct q_world_sh *w, const struct q_queue_sh *q)
+{
+	return (struct q_desc *)q_at(w, q->desc_off);
+}
+
+static inline struct q_cpl *q_cpls(const struct q_world_sh *w, const struct q_queue_sh *q)
+{
+	return (struct q_cpl *)q_at(w, q->cpl_off);
+}
+
+static inline _Atomic uint32_t *q_sq(const struct q_world_sh *w, const struct q_queue_sh *q)
+{
+	return (_Atomic uint32_t *)q_at(w, q->sq_off);
+}
+
+static inline struct q_rdv *q_rdv_table(const struct q_world_sh *w, const struct q_dev_sh *d)
+{
+	return (struct q_rdv *)q_at(w, d->rdv_off);
+}
+
+/* ---- layout (layout.c) -------------------------------------------------- */
+
+/**
+ * q_layout_size() - bytes an arena needs for this geometry.
+ * @ndev: devices. @nq: queues per device. @depth: slots per queue (power of two).
+ * Return: the size in bytes.
+ */
+uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth);
+
+/**
+ * q_layout_init() - lay out an arena of q_layout_size() zeroed bytes.
+ * @w: the arena. @ndev/@nq/@engines/@depth: geometry. @pshared: locks shared between processes.
+ * Return: 0, or a negative errno if a lock cannot be created.
+ */
+int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,
+		  uint32_t depth, int pshared);
+
+/**
+ * q_layout_fini() - destroy the locks of an arena.
+ * @w: the arena.
+ */
+void q_layout_fini(struct q_world_sh *w);
+
+/* ---- slot references (slot.c) ------------------------------------------- */
+
+/**
+ * q_slot_tryget() - take a reference on a slot if it still holds generation @gen.
+ * @c: the completion record. @gen: the expected generation.
+ * Return: 1 if a reference was taken, 0 if the slot is free or reused.
+ */
+int q_slot_tryget(struct q_cpl *c, uint32_t gen);
+
+/**
+ * q_slot_put() - drop a reference; the last one frees the slot.
+ * @c: the completion record.
+ */
+void q_slot_put(struct q_cpl *c);
+
+/* ---- doorbells and sleeping (doorbell.c) -------------------------------- */
+
+/**
+ * q_futex_wait() - sleep while *@addr == @val, at most @timeout_ns (< 0: forever).
+ * Return: 0 when woken or the value differs, -ETIMEDOUT, -EINTR.
+ */
+int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns);
+
+/** q_futex_wake() - wake every sleeper on @addr. */
+void q_futex_wake(_Atomic uint32_t *addr);
+
+/**
+ * q_engine_kick() - make an engine look at its queues again; wakes it only if it sleeps.
+ * @e: the engine. The caller has already published what the engine should see.
+ */
+void q_engine_kick(struct q_engine_sh *e);
+
+/**
+ * q_now_ns() - a monotonic clock in nanoseconds.
+ */
+uint64_t q_now_ns(void);
+
+/** q_cpu_relax() - a pause hint inside spin loops. */
+static inline void q_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+#endif /* ACCDMA_QUEUE_H */

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slot.c - reference counting of completion slots.
+ *
+ * A slot is reused only when nobody can still look at it: the host's token,
+ * the engine that owns the op, and every op that depends on it each hold a
+ * reference. Taking a reference checks the generation, so a stale token never
+ * pins a newer op.
+ */
+#include "queue/queue.h"
+
+int q_slot_tryget(struct q_cpl *c, uint32_t gen)
+{
+	uint32_t r = atomic_load_explicit(&c->refs, memory_order_acquire);
+
+	do {
+		if (r == 0)
+			return 0;
+	} while (!atomic_compare_exchange_weak_explicit(&c->refs, &r, r + 1, memory_order_acq_rel,
+							memory_order_acquire));
+	if (atomic_load_explicit(&c->gen, memory_order_acquire) != gen) {
+		q_slot_put(c);
+		return 0;
+	}
+	return 1;
+}
+
+void q_slot_put(struct q_cpl *c)
+{
+	if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+		atomic_store_explicit(&c->state, Q_SLOT_FREE, memory_order_release);
+}
