@@ -150,8 +150,9 @@ int accdma_op_describe(const struct accdma_op_info *i, char *buf, size_t size)
 
 /*
  * Wait-for graph between devices: A -> B when A has a send/recv with peer B
- * waiting for its match, or one whose dependency chain ends in such an op.
- * A cycle is a set of devices none of which can move first.
+ * that is ready and waiting for its match. The match is then missing on B:
+ * not posted, or held back by B's own dependencies. A cycle is a set of
+ * devices none of which can move first.
  */
 static int build_edges(struct accdma_world *w, uint8_t *edge, int n)
 {
@@ -167,9 +168,7 @@ static int build_edges(struct accdma_world *w, uint8_t *edge, int n)
 			const struct accdma_op_info *i = &infos[k];
 
 			if ((i->kind == ACCDMA_OP_SEND || i->kind == ACCDMA_OP_RECV) &&
-			    (i->stage == ACCDMA_STAGE_PEER || i->stage == ACCDMA_STAGE_DEPS ||
-			     i->stage == ACCDMA_STAGE_POSTED) &&
-			    i->peer != d) {
+			    i->stage == ACCDMA_STAGE_PEER && i->peer != d) {
 				edge[(size_t)d * (size_t)n + (size_t)i->peer] = 1;
 				any = 1;
 			}
