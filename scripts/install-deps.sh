@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages accdma needs to build and test, skipping those present.
+#   build:     gcc make libnuma-dev libcmocka-dev pkg-config
+#   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot)
+#   peers:     openmpi-bin libopenmpi-dev ucx-utils (BENCHMARKS.md baselines; optional: PEERS=1)
+# Usage: scripts/install-deps.sh   (as root, or with sudo available)
+set -eu
+pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox"
+[ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+  echo "install-deps: all present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq || echo "install-deps: apt-get update failed; trying the cached package lists" >&2
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing
