@@ -406,8 +406,9 @@ int accdma_write(accdma_queue *queue, int peer, accdma_key key, uint64_t offset,
  * @queue: the queue. @deps/@num_deps: extra tokens to wait for. @token: the fence's token.
  *
  * Completes, and lets later descriptors of the queue start, once every
- * earlier op of the queue has completed (whatever their status). Always ACCDMA_OK
- * unless flushed or canceled.
+ * earlier op of the queue has completed (whatever their status). ACCDMA_OK, or
+ * NOT_ATTEMPTED if one of its own @deps failed (it still orders the queue),
+ * CANCELED or FLUSHED.
  * Return: 0 or a negative errno, as accdma_post().
  */
 int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, accdma_token *token);
