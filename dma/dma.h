@@ -19,11 +19,25 @@
  * @ndev: devices. @base: ndev * Q_MAX_REGIONS addresses (NULL: not mapped here).
  * A base is written before the region's key is published (release) and read
  * after the key is checked (acquire).
+ * @seg/@seg_size: NULL, or (shm) per device the address and size of its
+ * memory segment as mapped in this process. A device with a segment has its
+ * regions at seg + region offset; the offset and size come from the shared
+ * region table, which another process writes, so they are checked against
+ * this process's own @seg_size before use.
  */
 struct dma_space {
 	uint32_t ndev;
 	void **base;
+	char **seg;
+	uint64_t *seg_size;
 };
+
+/**
+ * dma_space_set_segments() - give an address space per-device memory segments (shm).
+ * @s: the space. @seg/@seg_size: ndev entries each; the space takes ownership
+ * of both arrays (freed by dma_space_fini(), not the segments themselves).
+ */
+void dma_space_set_segments(struct dma_space *s, char **seg, uint64_t *seg_size);
 
 /**
  * dma_space_init() - allocate an empty address space.

@@ -6,6 +6,7 @@
  * microseconds away), then sleeps on its device's completion counter, which
  * every completion bumps. Every wait has a deadline.
  */
+#include <sched.h>
 #include <stdio.h>
 
 #include "driver/internal.h"
@@ -72,8 +73,8 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 	while (now < spin_end && now < deadline) {
 		if (done(arg))
 			return 0;
-		for (int i = 0; i < 32; i++)
-			q_cpu_relax();
+		/* Yield, not pause: the engines that will complete this may need our core. */
+		sched_yield();
 		now = q_now_ns();
 	}
 	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);

@@ -8,6 +8,7 @@
  * (host post, a completion it may depend on, a mailbox request) kicks it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,14 @@ static int engine_pass(struct fw_engine *e)
 	return progress;
 }
 
+/* The arena's stop flag stops every engine on it; a shared arena (shm) is
+ * only ever stopped device by device, through fd->stop. */
+static int stopping(const struct fw_device *fd)
+{
+	return atomic_load_explicit(&fd->w->stop, memory_order_acquire) ||
+	       atomic_load_explicit(&fd->stop, memory_order_acquire);
+}
+
 static void *engine_main(void *arg)
 {
 	struct fw_engine *e = arg;
@@ -45,7 +54,7 @@ static void *engine_main(void *arg)
 	uint64_t idle_since = 0;
 
 	atomic_store(&e->sh->running, 1);
-	while (!atomic_load_explicit(&fd->w->stop, memory_order_acquire)) {
+	while (!stopping(fd)) {
 		uint32_t seq;
 
 		atomic_fetch_add_explicit(&e->sh->heartbeats, 1, memory_order_relaxed);
@@ -56,8 +65,10 @@ static void *engine_main(void *arg)
 		if (!idle_since)
 			idle_since = q_now_ns();
 		if (q_now_ns() - idle_since < fd->spin_ns) {
-			for (int i = 0; i < 16; i++)
-				q_cpu_relax();
+			/* Yield rather than pause: with more threads than cores (many
+			 * devices, or the host posting beside two engines on two cores)
+			 * a pure spin starves the very thread that would give us work. */
+			sched_yield();
 			continue;
 		}
 		/* Sleep protocol: announce, then look once more, then wait. A kicker
@@ -65,7 +76,7 @@ static void *engine_main(void *arg)
 		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
-		if (!engine_pass(e) && !atomic_load(&fd->w->stop))
+		if (!engine_pass(e) && !stopping(fd))
 			q_futex_wait(&e->sh->wake_seq, seq, e->retry ? 1000000 : -1);
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		idle_since = 0;
@@ -94,6 +105,7 @@ void fw_device_stop(struct fw_device *fd)
 {
 	if (!fd)
 		return;
+	atomic_store_explicit(&fd->stop, 1, memory_order_release);
 	for (uint32_t e = 0; e < fd->nengines; e++) {
 		if (!fd->engines[e].started)
 			continue;
@@ -156,7 +168,6 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 	*out = fd;
 	return 0;
 fail:
-	atomic_store(&w->stop, 1);
 	fw_device_stop(fd);
 	return rc;
 }

@@ -24,7 +24,8 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 
 /**
  * fw_device_stop() - stop and join a device's engines and free it.
- * @fd: the device (NULL is ignored). The arena's stop flag must be set first.
+ * @fd: the device (NULL is ignored). Only this device's engines stop: on a
+ * shared arena (shm) the arena's stop flag would stop every process's engines.
  */
 void fw_device_stop(struct fw_device *fd);
 

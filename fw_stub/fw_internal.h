@@ -66,6 +66,7 @@ struct fw_device {
 	struct fw_engine *engines;
 	uint32_t nengines;
 	int reset_pending;
+	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
 };
 
 /* ops.c */

@@ -132,6 +132,26 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 	return ACCDMA_OK;
 }
 
+/* A rendezvous entry may have been written by another process (shm): before
+ * touching the op it names, check that it names a posted slot of the arena. */
+static int mate_slot_ok(const struct fw_device *fd, const struct q_rdv *m)
+{
+	const struct q_world_sh *w = fd->w;
+	const struct q_cpl *c;
+
+	if (m->dev < 0 || (uint32_t)m->dev >= w->num_devices || m->queue >= w->queues ||
+	    m->slot >= w->depth)
+		return 0;
+	c = &q_cpls(w, q_queue(w, (uint32_t)m->dev, m->queue))[m->slot];
+	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+}
+
+/* ... and, for a partner, that it is an op of @op's peer. */
+static int mate_valid(const struct fw_device *fd, const struct fw_op *op, const struct q_rdv *m)
+{
+	return m->dev == op->d.peer && mate_slot_ok(fd, m);
+}
+
 /**
  * fw_match_arrive() - a ready send or recv looks for its partner.
  * @fd: the op's device. @q: its queue. @op: the op.
@@ -170,11 +190,16 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		/* Two sends (or recvs) with one sequence number: a corrupt ring. */
 		st = ACCDMA_ST_PEER_ERROR;
 		bytes = 0;
+	} else if (!mate_valid(fd, op, &mate)) {
+		/* An entry naming no posted op of the peer: only this op completes. */
+		fw_complete(fd->w, fd->id, q->index, op->slot, ACCDMA_ST_PEER_ERROR, 0, fd->nengines > 1);
+		return FW_ARRIVE_DONE;
 	} else {
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
 		st = rdv_transfer(fd, op, &mate, &bytes);
 	}
-	fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes, 1);
+	if (mate_slot_ok(fd, &mate))
+		fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes, 1);
 	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
 	return FW_ARRIVE_DONE;
 }
@@ -199,7 +224,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 		mate = *e;
 		rdv_remove(home, t, e);
 		pthread_mutex_unlock(&home->rdv_lock);
-		if (!mate.failed && mate.side != op->d.kind)
+		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
 			fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
 				    ACCDMA_ST_PEER_ERROR, 0, 1);
 		return;

@@ -21,6 +21,27 @@ static int is_pair_op(const struct fw_op *op)
 	return op->d.kind == ACCDMA_OP_SEND || op->d.kind == ACCDMA_OP_RECV;
 }
 
+/* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
+ * by that process or a survivor's monitor, which then kicks the engines. */
+static int peer_lost(const struct fw_device *fd, int32_t peer)
+{
+	return peer >= 0 && (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
+	       atomic_load_explicit(&q_dev(fd->w, (uint32_t)peer)->lost, memory_order_acquire);
+}
+
+/* An op waiting at the rendezvous whose peer is gone completes PEER_LOST. If
+ * the peer's engine had already taken the entry, it died (a closed peer's
+ * engines finish what they took before it is marked lost), so nobody else
+ * will complete the op. Always returns 1 (the op left the pending list). */
+static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	fw_match_withdraw(fd, q, op, ACCDMA_ST_PEER_LOST);
+	if (atomic_load_explicit(&q->cpl[op->slot].state, memory_order_acquire) != Q_SLOT_DONE)
+		complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+	fw_op_finish(fd, q, op);
+	return 1;
+}
+
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
@@ -167,6 +188,11 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	uint64_t bytes = 0;
 
 	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	if ((is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer)) {
+		complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+		fw_op_finish(fd, q, op);
+		return 1;
+	}
 	switch (op->d.kind) {
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
@@ -217,6 +243,8 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			fw_op_finish(fd, q, op);
 			return 1;
 		}
+		if (peer_lost(fd, op->d.peer))
+			return finish_lost(fd, q, op);
 		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
 		    fw_match_withdraw(fd, q, op, ACCDMA_ST_CANCELED)) {
 			complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);

@@ -115,6 +115,7 @@ struct q_region {
 	_Atomic uint32_t key;
 	uint32_t registered; /* caller's memory rather than device memory */
 	uint64_t size;
+	uint64_t offset; /* shm: where the region starts in its device's memory segment */
 };
 
 /** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */
@@ -134,6 +135,9 @@ struct q_rdv {
 	uint32_t slot;
 	uint32_t pad2;
 };
+
+/* struct q_dev_sh.lost: why a device's process is gone. */
+enum q_dev_lost { Q_DEV_ALIVE = 0, Q_DEV_LOST_CLOSED, Q_DEV_LOST_DIED };
 
 /* Mailbox commands. */
 enum q_mb_cmd { Q_MB_INFO = 1, Q_MB_HEALTH, Q_MB_RESET };
@@ -161,6 +165,10 @@ struct q_dev_sh {
 	_Atomic uint64_t mem_used;
 	_Atomic uint32_t reset_epoch;
 	_Atomic uint32_t resets;
+	/* shm: the process that drives the device, and whether it is gone
+	 * (Q_DEV_LOST_*; set once, by that process at close or by a peer's monitor) */
+	_Atomic int32_t owner_pid;
+	_Atomic uint32_t lost;
 	pthread_mutex_t rdv_lock;
 	uint32_t rdv_cap;
 	uint32_t rdv_count;

@@ -42,6 +42,7 @@ struct devrt {
 	int pc;
 	int wpos;
 	int oldest;
+	int oldest_nt;
 	int done;
 	accdma_token blocking;
 	int blocking_ins;
@@ -405,6 +406,21 @@ static int oldest_out(struct devrt *d)
 	return d->oldest < d->dp->nins ? d->oldest : -1;
 }
 
+/*
+ * The token to wait for at the end of the program: the oldest outstanding one
+ * not expected to time out, so that expected stalls are waited for last.
+ */
+static int final_pick(struct devrt *d)
+{
+	while (d->oldest_nt < d->dp->nins &&
+	       (d->state[d->oldest_nt] != IS_OUT ||
+		d->dp->ins[d->oldest_nt].expect == QT_EXPECT_TIMEOUT))
+		d->oldest_nt++;
+	if (d->oldest_nt < d->dp->nins)
+		return d->oldest_nt;
+	return oldest_out(d);
+}
+
 /* Advance one device as far as it goes without blocking. Return: progress made (1/0), -1 error. */
 static int step_device(struct run *rn, struct devrt *d)
 {
@@ -413,7 +429,7 @@ static int step_device(struct run *rn, struct devrt *d)
 	while (!d->done) {
 		if (d->pc >= d->dp->nins) {
 			/* the implicit `wait all` at the end of every program */
-			int j = oldest_out(d);
+			int j = final_pick(d);
 
 			if (j < 0) {
 				d->done = 1;
