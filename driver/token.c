@@ -80,6 +80,8 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&ds->cq_seq, memory_order_seq_cst);
+
+		atomic_thread_fence(memory_order_seq_cst);
 		uint64_t left;
 
 		if (done(arg)) {

@@ -21,16 +21,20 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
 	atomic_store_explicit(&c->status, st, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
-	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
+	/* Counted before DONE is published: whoever sees the op done sees it counted. */
 	atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
 	if (st != ACCDMA_OK)
 		atomic_fetch_add_explicit(&qs->errors, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
 
-	/* Host waiters sleep on cq_seq; the fence orders our DONE store before
-	 * reading cq_waiters, against the waiter's increment-then-recheck. */
-	atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&d->cq_waiters, memory_order_seq_cst))
+	/* Host waiters sleep on cq_seq. The fence orders our DONE store before
+	 * reading cq_waiters, against the waiter's increment-then-recheck: either
+	 * we see the waiter, or it sees DONE. With no waiter, no shared write. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&d->cq_waiters, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
 		q_futex_wake(&d->cq_seq);
+	}
 	if (kick_all)
 		for (uint32_t e = 0; e < w->engines; e++)
 			q_engine_kick(&d->engines[e]);

@@ -57,7 +57,9 @@ static void *engine_main(void *arg)
 	while (!stopping(fd)) {
 		uint32_t seq;
 
-		atomic_fetch_add_explicit(&e->sh->heartbeats, 1, memory_order_relaxed);
+		atomic_store_explicit(&e->sh->heartbeats,
+				      atomic_load_explicit(&e->sh->heartbeats, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 		if (engine_pass(e)) {
 			idle_since = 0;
 			continue;
