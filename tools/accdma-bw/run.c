@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - the posting loop.
+ *
+ * One host thread drives every device of the world (the local transport
+ * puts them all in this process). Each device keeps up to `win` iterations
+ * in flight; iteration k uses buffer slot k % win, so a slot is reused only
+ * after the iteration that used it before has been waited on: no two ops in
+ * flight touch the same bytes. An iteration's ops go out with one doorbell
+ * (accdma_post) unless an op depends on one in the same batch (tokens only
+ * exist once posted), and --post-list batches several iterations per doorbell.
+ * Before posting iteration k on a device the host waits (accdma_wait_all) on
+ * that device's iteration k - win. Iteration k is posted on every device
+ * before any device waits on it, so matching peers are always posted.
+ *
+ * Verification: when the last iteration is posted, each device first stamps
+ * its source slot with a fresh pattern and zeroes its destination slot (both
+ * free at that point), and after the drain the destinations are compared with
+ * what the senders stamped. The time spent stamping is not counted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bw.h"
+
+#define BW_TAG 0x42
+
+struct bw_devstate {
+	accdma_queue *q;
+	const struct bw_devplan *dp;
+	accdma_key src_key, dst_key;
+	uint8_t *src, *dst;
+	accdma_token *tok;         /* win * dp->nops, dense */
+	int *ntok;                 /* per slot: tokens posted so far */
+	enum accdma_status *st;    /* win * nops */
+	long tail, head;           /* iterations [tail, head) in flight */
+};
+
+struct bw_ctx {
+	accdma_world *w;
+	const struct bw_opts *o;
+	const struct bw_plan *plan;
+	uint64_t bytes, stride;
+	int win, ndev, nops;
+	unsigned seed;
+	struct bw_devstate *dev;
+	/* one doorbell's worth of ops */
+	int cap, nb;
+	struct accdma_op *ops;
+	accdma_token *out, *deps;
+	int *slot_of;
+	long first_iter;           /* first iteration of the current post_iters call */
+	double excluded;
+	double *lat;
+	long nlat;
+};
+
+static unsigned next_seed = 1;
+
+static uint64_t stride_of(uint64_t bytes)
+{
+	return (bytes + 63) & ~(uint64_t)63;
+}
+
+uint64_t bw_footprint(const struct bw_plan *plan, uint64_t bytes, int slots)
+{
+	uint64_t max = 0, s = stride_of(bytes) * (uint64_t)slots;
+	int d;
+
+	for (d = 0; d < plan->ndev; d++) {
+		const struct bw_devplan *dp = &plan->dev[d];
+		uint64_t f = dp->nops ? s * (1 + (uint64_t)dp->nsub) : 0;
+		if (f > max)
+			max = f;
+	}
+	return max;
+}
+
+static uint64_t dst_off(const struct bw_ctx *c, int slot, int sub)
+{
+	return ((uint64_t)slot * (uint64_t)c->plan->max_nsub + (uint64_t)sub) * c->stride;
+}
+
+static int fail_status(struct bw_ctx *c, int d, long iter, int j, enum accdma_status st)
+{
+	const struct bw_opdesc *od = &c->dev[d].dp->ops[j];
+
+	fprintf(stderr,
+		"accdma-bw: device %d iteration %ld: %s (peer %d, %llu bytes) completed %s\n", d,
+		iter, accdma_op_kind_str(od->kind), od->peer, (unsigned long long)c->bytes,
+		accdma_status_str(st));
+	return -1;
+}
+
+/*
+ * Wait on device @d's @count oldest iterations in flight. A device's tokens
+ * are laid out densely (its own ops per iteration), so consecutive iterations
+ * are one accdma_wait_all call (two where the ring wraps).
+ */
+static int wait_iters(struct bw_ctx *c, int d, long count)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int per = ds->dp->nops, j, rc;
+
+	if (count > ds->head - ds->tail)
+		count = ds->head - ds->tail;
+	while (count > 0) {
+		int slot = (int)(ds->tail % c->win);
+		long n = count < c->win - slot ? count : c->win - slot;
+		accdma_token *t = &ds->tok[(size_t)slot * per];
+
+		rc = accdma_wait_all(c->w, t, (int)(n * per), c->o->timeout_ms, ds->st);
+		if (rc) {
+			fprintf(stderr, "accdma-bw: device %d: waiting on iterations %ld..%ld "
+					"(%llu bytes): %s\n", d, ds->tail, ds->tail + n - 1,
+				(unsigned long long)c->bytes, strerror(-rc));
+			if (rc == -ETIMEDOUT)
+				accdma_stall_report(c->w, stderr);
+			return -1;
+		}
+		for (j = 0; j < n * per; j++)
+			if (ds->st[j] != ACCDMA_OK)
+				return fail_status(c, d, ds->tail + j / per, j % per, ds->st[j]);
+		for (j = 0; j < n; j++)
+			ds->ntok[slot + j] = 0;
+		ds->tail += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static int wait_oldest(struct bw_ctx *c, int d)
+{
+	return wait_iters(c, d, 1);
+}
+
+/* Post the ops gathered so far with one doorbell. */
+static int flush(struct bw_ctx *c, int d)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int rc, i;
+
+	if (!c->nb)
+		return 0;
+	while ((rc = accdma_post(ds->q, c->ops, c->nb, c->out)) == -EAGAIN) {
+		/* queue full: wait on the oldest iteration not being posted now */
+		if (ds->tail >= c->first_iter) {
+			fprintf(stderr, "accdma-bw: queue of device %d full with only the current "
+					"batch in flight; raise --queue-depth\n", d);
+			return -1;
+		}
+		if (wait_oldest(c, d))
+			return -1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "accdma-bw: device %d: accdma_post of %d ops: %s\n", d, c->nb,
+			strerror(-rc));
+		return -1;
+	}
+	for (i = 0; i < c->nb; i++) {
+		int slot = c->slot_of[i];
+		ds->tok[(size_t)slot * ds->dp->nops + ds->ntok[slot]++] = c->out[i];
+	}
+	c->nb = 0;
+	return 0;
+}
+
+/* Post iterations [k, k + b) of device @d. */
+static int post_iters(struct bw_ctx *c, int d, long k, int b)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	const struct bw_devplan *dp = ds->dp;
+	long it;
+	int j;
+
+	c->nb = 0;
+	c->first_iter = k;
+	for (it = k; it < k + b; it++) {
+		int slot = (int)(it % c->win);
+		size_t base = (size_t)slot * dp->nops;
+
+		ds->ntok[slot] = 0;
+		ds->head = it + 1;
+		for (j = 0; j < dp->nops; j++) {
+			const struct bw_opdesc *od = &dp->ops[j];
+			struct accdma_op *op;
+
+			if (od->dep >= 0 && od->dep >= ds->ntok[slot] && flush(c, d))
+				return -1;
+			op = &c->ops[c->nb];
+			memset(op, 0, sizeof(*op));
+			op->kind = od->kind;
+			op->peer = od->peer;
+			switch (od->kind) {
+			case ACCDMA_OP_SEND:
+				op->tag = BW_TAG;
+				op->length = c->bytes;
+				if (od->buf == BW_BUF_SRC) {
+					op->key = ds->src_key;
+					op->offset = (uint64_t)slot * c->stride;
+				} else {
+					op->key = ds->dst_key;
+					op->offset = dst_off(c, slot, od->sub);
+				}
+				break;
+			case ACCDMA_OP_RECV:
+				op->tag = BW_TAG;
+				op->length = c->bytes;
+				op->key = ds->dst_key;
+				op->offset = dst_off(c, slot, od->sub);
+				break;
+			case ACCDMA_OP_EXEC:
+				op->peer = 0;
+				op->fn = bw_exec_kernel;
+				op->arg = ds->dst + dst_off(c, slot, od->sub);
+				break;
+			default:
+				op->peer = 0;
+				break;
+			}
+			if (od->dep >= 0) {
+				c->deps[c->nb] = ds->tok[base + (size_t)od->dep];
+				op->deps = &c->deps[c->nb];
+				op->num_deps = 1;
+			}
+			c->slot_of[c->nb++] = slot;
+		}
+	}
+	return flush(c, d);
+}
+
+/* Stamp device @d's source slot and clear its destination slot for the verified iteration. */
+static void prep_last(struct bw_ctx *c, int d, int slot)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	const struct bw_devplan *dp = ds->dp;
+	double t0 = bw_now();
+	int j, stamped = 0;
+
+	for (j = 0; j < dp->nops; j++) {
+		const struct bw_opdesc *od = &dp->ops[j];
+		if (od->kind == ACCDMA_OP_SEND && od->buf == BW_BUF_SRC && !stamped) {
+			bw_pattern_fill(ds->src + (uint64_t)slot * c->stride, c->bytes, d, c->seed);
+			stamped = 1;
+		} else if (od->kind == ACCDMA_OP_RECV) {
+			memset(ds->dst + dst_off(c, slot, od->sub), 0, c->bytes);
+		}
+	}
+	c->excluded += bw_now() - t0;
+}
+
+static int drain(struct bw_ctx *c)
+{
+	int d;
+
+	for (d = 0; d < c->ndev; d++)
+		if (wait_iters(c, d, c->dev[d].head - c->dev[d].tail))
+			return -1;
+	return 0;
+}
+
+static void reset_counters(struct bw_ctx *c)
+{
+	int d;
+
+	for (d = 0; d < c->ndev; d++)
+		c->dev[d].tail = c->dev[d].head = 0;
+}
+
+/* Throughput loop: @n iterations with up to win in flight per device. */
+static int loop_bw(struct bw_ctx *c, long n, int stamp)
+{
+	int B = c->o->post_list < c->win ? c->o->post_list : c->win;
+	long k;
+	int d;
+
+	reset_counters(c);
+	for (k = 0; k < n; k += B) {
+		int b = (int)(n - k < B ? n - k : B);
+		for (d = 0; d < c->ndev; d++) {
+			struct bw_devstate *ds = &c->dev[d];
+			if (!ds->dp->nops)
+				continue;
+			if (ds->head - ds->tail + b > c->win &&
+			    wait_iters(c, d, ds->head - ds->tail + b - c->win))
+				return -1;
+			if (stamp && k + b == n)
+				prep_last(c, d, (int)((n - 1) % c->win));
+			if (post_iters(c, d, k, b))
+				return -1;
+		}
+	}
+	return drain(c);
+}
+
+/* Latency loop: one iteration in flight, each timed. */
+static int loop_lat(struct bw_ctx *c, long n, int stamp, double *lat)
+{
+	long k;
+	int d;
+
+	reset_counters(c);
+	for (k = 0; k < n; k++) {
+		double t0;
+		if (stamp && k == n - 1)
+			for (d = 0; d < c->ndev; d++)
+				if (c->dev[d].dp->nops)
+					prep_last(c, d, (int)(k % c->win));
+		t0 = bw_now();
+		for (d = 0; d < c->ndev; d++)
+			if (c->dev[d].dp->nops && post_iters(c, d, k, 1))
+				return -1;
+		for (d = 0; d < c->ndev; d++)
+			if (c->dev[d].dp->nops && wait_oldest(c, d))
+				return -1;
+		if (lat)
+			lat[k] = bw_now() - t0;
+	}
+	return 0;
+}
+
+static int verify(struct bw_ctx *c, long n)
+{
+	int slot = (int)((n - 1) % c->win), d, j;
+
+	for (d = 0; d < c->ndev; d++) {
+		const struct bw_devplan *dp = c->dev[d].dp;
+		for (j = 0; j < dp->nops; j++) {
+			const struct bw_opdesc *od = &dp->ops[j];
+			uint8_t got, want;
+			int64_t bad;
+
+			if (od->kind != ACCDMA_OP_RECV)
+				continue;
+			bad = bw_pattern_check(c->plan, c->o->pattern, d, od,
+					       c->dev[d].dst + dst_off(c, slot, od->sub), c->bytes,
+					       c->seed, &got, &want);
+			if (bad >= 0) {
+				fprintf(stderr,
+					"accdma-bw: DATA MISMATCH: %s %s, %llu bytes, device %d "
+					"recv from %d, byte %lld: got 0x%02x, want 0x%02x\n",
+					bw_pattern_name(c->o->pattern), bw_mode_name(c->plan->mode),
+					(unsigned long long)c->bytes, d, od->peer, (long long)bad, got,
+					want);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
+		  const struct bw_plan *plan, uint64_t bytes, int win_iters, int slots)
+{
+	struct bw_ctx *c = calloc(1, sizeof(*c));
+	int d, rc;
+
+	(void)slots;
+	if (!c)
+		return -ENOMEM;
+	c->w = w;
+	c->o = o;
+	c->plan = plan;
+	c->bytes = bytes;
+	c->stride = stride_of(bytes);
+	c->win = win_iters;
+	c->ndev = plan->ndev;
+	c->nops = plan->max_nops;
+	c->seed = next_seed++;
+	c->cap = (o->post_list < win_iters ? o->post_list : win_iters) * c->nops;
+	c->ops = calloc((size_t)c->cap, sizeof(*c->ops));
+	c->out = calloc((size_t)c->cap, sizeof(*c->out));
+	c->deps = calloc((size_t)c->cap, sizeof(*c->deps));
+	c->slot_of = calloc((size_t)c->cap, sizeof(*c->slot_of));
+	c->dev = calloc((size_t)c->ndev, sizeof(*c->dev));
+	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (d = 0; d < c->ndev; d++) {
+		struct bw_devstate *ds = &c->dev[d];
+		uint64_t srclen = c->stride * (uint64_t)c->win;
+		uint64_t dstlen = srclen * (uint64_t)plan->max_nsub;
+
+		ds->dp = &plan->dev[d];
+		if (!ds->dp->nops)
+			continue;
+		rc = accdma_queue_get(w, d, 0, &ds->q);
+		if (rc)
+			goto fail;
+		ds->tok = calloc((size_t)c->win * c->nops, sizeof(*ds->tok));
+		ds->ntok = calloc((size_t)c->win, sizeof(*ds->ntok));
+		ds->st = calloc((size_t)c->win * c->nops, sizeof(*ds->st));
+		if (!ds->tok || !ds->ntok || !ds->st) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		rc = accdma_mem_alloc(w, d, srclen, &ds->src_key);
+		if (rc)
+			goto fail;
+		ds->src = accdma_mem_ptr(w, d, ds->src_key, NULL);
+		if (dstlen) {
+			rc = accdma_mem_alloc(w, d, dstlen, &ds->dst_key);
+			if (rc)
+				goto fail;
+			ds->dst = accdma_mem_ptr(w, d, ds->dst_key, NULL);
+		}
+		if (!ds->src || (dstlen && !ds->dst)) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		/* touch every page now, so no run pays the first-touch faults */
+		memset(ds->src, 0x5a, srclen);
+		if (dstlen)
+			memset(ds->dst, 0, dstlen);
+	}
+	*out = c;
+	return 0;
+fail:
+	bw_ctx_destroy(c);
+	return rc;
+}
+
+void bw_ctx_destroy(struct bw_ctx *c)
+{
+	int d;
+
+	if (!c)
+		return;
+	if (c->dev)
+		for (d = 0; d < c->ndev; d++) {
+			struct bw_devstate *ds = &c->dev[d];
+			if (ds->src_key)
+				accdma_mem_free(c->w, d, ds->src_key);
+			if (ds->dst_key)
+				accdma_mem_free(c->w, d, ds->dst_key);
+			free(ds->tok);
+			free(ds->ntok);
+			free(ds->st);
+		}
+	free(c->dev);
+	free(c->ops);
+	free(c->out);
+	free(c->deps);
+	free(c->slot_of);
+	free(c->lat);
+	free(c);
+}
+
+int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
+{
+	int lat = c->o->latency, stamp = c->o->verify;
+	double t0, t1;
+
+	memset(s, 0, sizeof(*s));
+	s->iters = iters;
+	if (warmup > 0 && (lat ? loop_lat(c, warmup, 0, NULL) : loop_bw(c, warmup, 0)))
+		return -1;
+	if (lat) {
+		double *v = calloc((size_t)iters, sizeof(*v));
+		long k;
+		if (!v)
+			return -1;
+		if (loop_lat(c, iters, stamp, v)) {
+			free(v);
+			return -1;
+		}
+		for (k = 0; k < iters; k++)
+			s->secs += v[k];
+		s->p50_us = bw_percentile(v, iters, 50) * 1e6;
+		s->p99_us = bw_percentile(v, iters, 99) * 1e6;
+		free(v);
+	} else {
+		c->excluded = 0;
+		t0 = bw_now();
+		if (loop_bw(c, iters, stamp))
+			return -1;
+		t1 = bw_now();
+		s->secs = t1 - t0 - c->excluded;
+	}
+	if (stamp) {
+		if (verify(c, iters))
+			return -1;
+		s->verified = 1;
+	}
+	return 0;
+}
