@@ -138,7 +138,9 @@ int accdma_op_describe(const struct accdma_op_info *i, char *buf, size_t size)
 				i->stage == ACCDMA_STAGE_DONE ? accdma_status_str(i->status)
 							      : accdma_op_stage_str(i->stage),
 				deps,
-				i->stage == ACCDMA_STAGE_PEER && i->peer_posted == 0 ? " (the peer has not posted it)" : "",
+				i->stage != ACCDMA_STAGE_PEER ? ""
+				: i->peer_posted == 0 ? " (the peer has not posted it)"
+				: i->peer_posted == 1 ? " (posted on the peer, not ready there)" : "",
 				(i->tag & ACCDMA_TAG_RESERVED) ? " [barrier]" : "");
 	return snprintf(buf, size, "%s dev %d %llu bytes (queue %d, token %#llx): %s%s",
 			accdma_op_kind_str(i->kind), i->device, (unsigned long long)i->bytes, i->queue,
