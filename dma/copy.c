@@ -66,19 +66,24 @@ static void copy_nt(char *dst, const char *src, uint64_t len)
 }
 #endif
 
+void dma_copy_range(void *dst, const void *src, uint64_t len)
+{
+	if (dst == src || len == 0)
+		return;
+#ifdef DMA_HAVE_NT
+	if (len >= DMA_NT_THRESHOLD) {
+		copy_nt(dst, src, len);
+		return;
+	}
+#endif
+	memcpy(dst, src, len);
+}
+
 int dma_copy(void *dst, const void *src, uint64_t len)
 {
 	if (fault_hit(DMA_FAULT_COPY))
 		return -EIO;
-	if (dst == src || len == 0)
-		return 0;
-#ifdef DMA_HAVE_NT
-	if (len >= DMA_NT_THRESHOLD) {
-		copy_nt(dst, src, len);
-		return 0;
-	}
-#endif
-	memcpy(dst, src, len);
+	dma_copy_range(dst, src, len);
 	return 0;
 }
 

@@ -69,6 +69,13 @@ enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_s
 int dma_copy(void *dst, const void *src, uint64_t len);
 
 /**
+ * dma_copy_range() - copy one chunk of a larger transfer, with no fault point
+ * (the transfer's dma_copy() call is the fault point).
+ * @dst/@src/@len: the chunk.
+ */
+void dma_copy_range(void *dst, const void *src, uint64_t len);
+
+/**
  * dma_zero() - fill @len bytes at @dst with zeros.
  * Return: 0, or -EIO on an injected fault.
  */
@@ -83,6 +90,19 @@ void *dma_mem_alloc(uint64_t size, int node);
 
 /** dma_mem_free() - free memory from dma_mem_alloc(). */
 void dma_mem_free(void *p, uint64_t size);
+
+/**
+ * dma_mem_bind() - place not yet touched memory (e.g. a shared segment) on a NUMA node.
+ * @p/@size: page-aligned range. @node: NUMA node, or -1 for no placement.
+ * For a shared mapping the policy belongs to the memory, whichever process touches it.
+ */
+void dma_mem_bind(void *p, uint64_t size, int node);
+
+/**
+ * dma_mem_release() - give back the pages of a range of a shared mapping; it reads as zeros again.
+ * @p/@size: page-aligned range.
+ */
+void dma_mem_release(void *p, uint64_t size);
 
 /**
  * dma_numa_nodes() - the number of NUMA nodes memory can be placed on.

@@ -59,3 +59,20 @@ void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	op->state = FW_OP_DONE;
 	q_slot_put(&q->cpl[op->slot]);
 }
+
+/**
+ * fw_complete_waiting() - complete an op that was waiting in a rendezvous
+ * table, on behalf of its owning engine, and drop the owner's reference.
+ * @w: the arena. @dev/@queue/@slot: the waiting op. @st/@bytes: its outcome.
+ *
+ * The owner holds nothing else by then (dependencies were released when the
+ * op became ready), so the slot is free as soon as the host consumes the
+ * token: a host that waits and posts again never finds its queue full. The
+ * owner notices from the slot's generation and state and forgets the op.
+ */
+void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+			 enum accdma_status st, uint64_t bytes)
+{
+	fw_complete(w, dev, queue, slot, st, bytes, 1);
+	q_slot_put(&q_cpls(w, q_queue(w, dev, queue))[slot]);
+}

@@ -30,6 +30,8 @@ static int engine_pass(struct fw_engine *e)
 	}
 	if (e->index == 0)
 		progress |= fw_mailbox_poll(fd);
+	if (fd->nengines > 1)
+		progress |= fw_split_help(fd);
 	e->retry = 0;
 	for (uint32_t i = 0; i < e->nqueues; i++) {
 		e->queues[i]->retry = 0;

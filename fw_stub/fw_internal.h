@@ -19,6 +19,7 @@ enum fw_op_state { FW_OP_DEPS = 1, FW_OP_READY, FW_OP_PEER, FW_OP_DONE };
 struct fw_op {
 	struct q_desc d;
 	uint32_t slot;
+	uint32_t gen; /* the slot's generation when read: a reused slot is a different op */
 	uint8_t state;
 	uint8_t deps_held;
 	void *addr; /* the resolved local range */
@@ -38,6 +39,21 @@ struct fw_queue {
 	uint32_t *pend;    /* pending slots in issue order */
 	uint32_t npend;
 	int retry;         /* an op found the rendezvous table full: poll, don't sleep long */
+};
+
+/**
+ * struct fw_split - a large copy being shared by the device's engines.
+ * @next: (generation, chunk count, next chunk) in one word. @done: chunks copied.
+ * @busy: one job at a time per device; an engine that finds it busy copies alone.
+ */
+struct fw_split {
+	_Atomic uint64_t next;
+	_Atomic uint64_t done;
+	_Atomic uint32_t busy;
+	uint64_t gen;
+	char *dst;
+	const char *src;
+	uint64_t len;
 };
 
 struct fw_device;
@@ -67,6 +83,7 @@ struct fw_device {
 	uint32_t nengines;
 	int reset_pending;
 	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
+	struct fw_split split;
 };
 
 /* ops.c */
@@ -83,6 +100,12 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
 void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
 		 enum accdma_status st, uint64_t bytes, int kick_all);
 void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+			 enum accdma_status st, uint64_t bytes);
+
+/* split.c */
+int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
+int fw_split_help(struct fw_device *fd);
 
 /* mailbox.c */
 int fw_mailbox_poll(struct fw_device *fd);

@@ -126,7 +126,7 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 		return ACCDMA_ST_PEER_ERROR;
 	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
 	dst = op->d.kind == ACCDMA_OP_SEND ? other : op->addr;
-	if (fw_fault_hit(FW_FAULT_MATCH) || dma_copy(dst, src, send_len))
+	if (fw_fault_hit(FW_FAULT_MATCH) || fw_copy(fd, dst, src, send_len))
 		return ACCDMA_ST_DMA_ERROR;
 	*bytes = send_len;
 	return ACCDMA_OK;
@@ -199,7 +199,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		st = rdv_transfer(fd, op, &mate, &bytes);
 	}
 	if (mate_slot_ok(fd, &mate))
-		fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes, 1);
+		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
 	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
 	return FW_ARRIVE_DONE;
 }
@@ -225,8 +225,8 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 		rdv_remove(home, t, e);
 		pthread_mutex_unlock(&home->rdv_lock);
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
-			fw_complete(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
-				    ACCDMA_ST_PEER_ERROR, 0, 1);
+			fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
+					    ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
 	e = rdv_insert(home, t, src, op->d.tag, op->d.seq);

@@ -23,6 +23,32 @@ static int is_pair_op(const struct fw_op *op)
 
 /* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
  * by that process or a survivor's monitor, which then kicks the engines. */
+/*
+ * An op waiting at the rendezvous is completed by its partner's engine, which
+ * also drops this engine's reference (fw_complete_waiting): the slot may be
+ * free, or reused, by the time we look. It is still ours only while its
+ * generation is unchanged and it is not done.
+ */
+static int waiting_op_pending(const struct fw_queue *q, const struct fw_op *op)
+{
+	const struct q_cpl *c = &q->cpl[op->slot];
+
+	return atomic_load_explicit(&c->gen, memory_order_acquire) == op->gen &&
+	       atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+}
+
+/* Forget a waiting op that its partner completed; drop a stale copy of it from the list. */
+static void forget_waiting(struct fw_queue *q, uint32_t slot)
+{
+	uint32_t out = 0;
+
+	for (uint32_t i = 0; i < q->npend; i++)
+		if (q->pend[i] != slot)
+			q->pend[out++] = q->pend[i];
+	q->npend = out;
+	q->ops[slot].state = FW_OP_DONE;
+}
+
 static int peer_lost(const struct fw_device *fd, int32_t peer)
 {
 	return peer >= 0 && (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
@@ -36,9 +62,10 @@ static int peer_lost(const struct fw_device *fd, int32_t peer)
 static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	fw_match_withdraw(fd, q, op, ACCDMA_ST_PEER_LOST);
-	if (atomic_load_explicit(&q->cpl[op->slot].state, memory_order_acquire) != Q_SLOT_DONE)
+	if (waiting_op_pending(q, op)) {
 		complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
-	fw_op_finish(fd, q, op);
+		fw_op_finish(fd, q, op);
+	}
 	return 1;
 }
 
@@ -111,8 +138,13 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 					      Q_SLOT_POSTED)
 			continue; /* not a slot the host published: ignore it */
 		op = &q->ops[slot];
+		/* The slot's previous op may still be listed as waiting if its
+		 * partner completed and freed it since our last look. */
+		if (op->state == FW_OP_PEER)
+			forget_waiting(q, slot);
 		op->d = q->desc[slot];
 		op->slot = slot;
+		op->gen = atomic_load_explicit(&q->cpl[slot].gen, memory_order_relaxed);
 		op->addr = NULL;
 		if (!deps_valid(fd, &op->d)) {
 			op->deps_held = 0;
@@ -174,7 +206,7 @@ static enum accdma_status run_write(struct fw_device *fd, const struct fw_op *op
 	*bytes = 0;
 	if (st != ACCDMA_OK)
 		return st;
-	if (dma_copy(dst, op->addr, op->d.length))
+	if (fw_copy(fd, dst, op->addr, op->d.length))
 		return ACCDMA_ST_DMA_ERROR;
 	*bytes = op->d.length;
 	return ACCDMA_OK;
@@ -239,8 +271,8 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 	int ds;
 
 	if (op->state == FW_OP_PEER) {
-		if (atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE) {
-			fw_op_finish(fd, q, op);
+		if (!waiting_op_pending(q, op)) {
+			op->state = FW_OP_DONE;
 			return 1;
 		}
 		if (peer_lost(fd, op->d.peer))
@@ -319,14 +351,15 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 		struct fw_op *op = &q->ops[q->pend[i]];
 
 		if (op->state == FW_OP_PEER) {
-			if (atomic_load_explicit(&q->cpl[op->slot].state, memory_order_acquire) !=
-			    Q_SLOT_DONE) {
-				if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
-					q->pend[out++] = q->pend[i]; /* the partner completes it */
-					continue;
-				}
-				complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
+			if (!waiting_op_pending(q, op)) {
+				op->state = FW_OP_DONE; /* its partner completed it */
+				continue;
 			}
+			if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
+				q->pend[out++] = q->pend[i]; /* the partner is completing it */
+				continue;
+			}
+			complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
 			fw_op_finish(fd, q, op);
 			continue;
 		}
