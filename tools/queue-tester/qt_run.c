@@ -45,7 +45,10 @@ struct devrt {
 	int oldest_nt;
 	int done;
 	accdma_token blocking;
-	int blocking_ins;
+	int blocking_ins;      /* -1: the hidden failed token */
+	accdma_token fail_tok; /* a posted `exec fail`, stands in for consumed failed deps */
+	double eagain_since;   /* full queue with nothing of ours outstanding, since (ms) */
+	int spinning;
 };
 
 struct run {
@@ -208,6 +211,10 @@ static int where_fn(void *ctx, int dev, accdma_token tok, char *buf, size_t n)
 
 static void record(struct devrt *d, int idx, enum accdma_status st)
 {
+	if (idx < 0) {
+		d->fail_tok = 0;
+		return;
+	}
 	d->state[idx] = IS_DONE;
 	d->status[idx] = (int)st;
 }
@@ -262,11 +269,17 @@ static struct exec_arg *make_exec_arg(struct run *rn, struct devrt *d, const str
  * Post instruction @idx of @d. Return: 1 posted (or settled without posting),
  * 0 blocked on a full queue, -1 scenario error.
  */
+static int exec_fail(void *arg)
+{
+	(void)arg;
+	return 1;
+}
+
 static int post_one(struct run *rn, struct devrt *d, int idx)
 {
 	const struct qt_ins *in = &d->dp->ins[idx];
 	accdma_token deps[ACCDMA_MAX_DEPS], tok = 0;
-	int ndeps = 0, rc;
+	int ndeps = 0, rc, failed_dep = 0;
 	struct accdma_op op;
 
 	for (int k = 0; k < in->ndeps; k++) {
@@ -277,13 +290,30 @@ static int post_one(struct run *rn, struct devrt *d, int idx)
 			deps[ndeps++] = d->tok[j];
 			break;
 		case IS_DONE:
-			if (d->status[j] != ACCDMA_OK) {
-				/* the token was consumed early (full queue or wait) and failed:
-				 * the op could only be NOT_ATTEMPTED; settle it without posting */
-				record(d, idx, ACCDMA_ST_NOT_ATTEMPTED);
-				return 1;
+			/* consumed early (full queue or wait): if it failed, depend on a
+			 * stand-in failed op so the library still completes this op
+			 * NOT_ATTEMPTED (and its partner PEER_ERROR) */
+			if (d->status[j] != ACCDMA_OK && !failed_dep) {
+				failed_dep = 1;
+				if (!d->fail_tok) {
+					struct accdma_op f;
+
+					memset(&f, 0, sizeof(f));
+					f.kind = ACCDMA_OP_EXEC;
+					f.fn = exec_fail;
+					rc = accdma_post(d->q, &f, 1, &d->fail_tok);
+					if (rc == -EAGAIN)
+						return 0;
+					if (rc < 0) {
+						d->fail_tok = 0;
+						rfail(rn, "rank %d: posting a stand-in op failed: %s",
+						      d->rank, strerror(-rc));
+						return -1;
+					}
+				}
+				deps[ndeps++] = d->fail_tok;
 			}
-			break; /* complete and OK: nothing to wait for */
+			break;
 		default:
 			break; /* released: not tracked */
 		}
@@ -431,6 +461,18 @@ static int step_device(struct run *rn, struct devrt *d)
 			/* the implicit `wait all` at the end of every program */
 			int j = final_pick(d);
 
+			if (j < 0 && d->fail_tok) {
+				enum accdma_status st;
+				int rc = accdma_test(rn->w, d->fail_tok, &st);
+
+				if (rc == -EAGAIN) {
+					d->blocking = d->fail_tok;
+					d->blocking_ins = -1;
+					return progress;
+				}
+				d->fail_tok = 0;
+				continue;
+			}
 			if (j < 0) {
 				d->done = 1;
 				return 1;
@@ -454,9 +496,21 @@ static int step_device(struct run *rn, struct devrt *d)
 				int j = oldest_out(d);
 
 				if (j < 0) {
-					rfail(rn, "%s:%d: rank %d: queue full with no op outstanding",
-					      rn->sc->file, in->st->line, d->rank);
-					return -1;
+					/* nothing of ours to wait for: the library frees slots on
+					 * its own; retry until the no-progress timeout */
+					double t = now_ms();
+
+					if (!d->eagain_since)
+						d->eagain_since = t;
+					if (t - d->eagain_since > (double)rn->timeout) {
+						rfail(rn, "%s:%d: rank %d: queue full for %lld ms with no op "
+						      "outstanding (does %s need more slots than the queue "
+						      "depth?)", rn->sc->file, in->st->line, d->rank,
+						      (long long)rn->timeout, op_name(in));
+						return -1;
+					}
+					d->spinning = 1;
+					return progress;
 				}
 				rc = try_settle(rn, d, j);
 				if (rc <= 0)
@@ -465,6 +519,7 @@ static int step_device(struct run *rn, struct devrt *d)
 				continue;
 			}
 			d->pc++;
+			d->eagain_since = 0;
 			progress = 1;
 		} else if (in->kind == QI_WAIT) {
 			while (d->wpos < in->nwaits) {
@@ -515,7 +570,7 @@ static int drive(struct run *rn)
 		return -1;
 	}
 	for (;;) {
-		int progress = 0, alldone = 1, nb = 0;
+		int progress = 0, alldone = 1, nb = 0, spinning = 0;
 
 		for (int k = 0; k < rn->ndev; k++) {
 			struct devrt *d = &rn->dev[k];
@@ -523,7 +578,9 @@ static int drive(struct run *rn)
 
 			if (d->done)
 				continue;
+			d->spinning = 0;
 			rc = step_device(rn, d);
+			spinning |= d->spinning;
 			if (rc < 0) {
 				ret = -1;
 				goto out;
@@ -536,6 +593,12 @@ static int drive(struct run *rn)
 			break;
 		if (progress)
 			continue;
+		if (spinning) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		for (int k = 0; k < rn->ndev; k++)
 			if (!rn->dev[k].done) {
 				blk[nb] = rn->dev[k].blocking;
@@ -582,8 +645,14 @@ static int settle_after_stall(struct run *rn)
 				continue;
 			}
 			d->state[j] = IS_STUCK;
-			accdma_cancel(rn->w, d->tok[j]);
 		}
+	}
+	for (int k = 0; k < rn->ndev; k++) {
+		struct devrt *d = &rn->dev[k];
+
+		for (int j = 0; j < d->dp->nins; j++)
+			if (d->state[j] == IS_STUCK)
+				accdma_cancel(rn->w, d->tok[j]);
 	}
 	for (int k = 0; k < rn->ndev; k++) {
 		struct devrt *d = &rn->dev[k];
@@ -874,8 +943,11 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 		}
 	}
 	if (rc >= 0) {
+		int stalled = rn.failed;
+
 		check_statuses(&rn);
-		check_data(&rn);
+		if (!stalled) /* after an unexpected stall the data says nothing new */
+			check_data(&rn);
 	}
 out_dev:
 	;
