@@ -3,6 +3,7 @@
  * mem.c - device memory: host pages placed on the device's NUMA node.
  */
 #include <numa.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "dma/dma.h"
@@ -33,4 +34,17 @@ void dma_mem_free(void *p, uint64_t size)
 {
 	if (p)
 		munmap(p, size);
+}
+
+void dma_mem_bind(void *p, uint64_t size, int node)
+{
+	if (p && size && node >= 0 && numa_available() >= 0)
+		numa_tonode_memory(p, size, node);
+}
+
+void dma_mem_release(void *p, uint64_t size)
+{
+	/* Frees the backing pages of a shared (memfd) mapping; later reads see zeros. */
+	if (p && size && madvise(p, size, MADV_REMOVE))
+		memset(p, 0, size);
 }

@@ -45,6 +45,8 @@ struct drv_dev {
 	struct fw_device *fw;
 };
 
+struct drv_shm;
+
 struct accdma_queue {
 	uint32_t magic;
 	struct accdma_world *world;
@@ -72,6 +74,7 @@ struct accdma_world {
 	struct accdma_queue *queues; /* ndev * queues */
 	int first_local;
 	int nlocal;
+	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
 	struct accdma_world *next_closed;
 };
 

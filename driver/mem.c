@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "driver/internal.h"
+#include "driver/shm.h"
 
-static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t size, int registered,
-		      accdma_key *key)
+static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offset, uint64_t size,
+		      int registered, accdma_key *key)
 {
 	struct drv_dev *dd = &w->devs[dev];
 	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
@@ -28,6 +29,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t size
 		gen = (dd->region_gen[i] + 1) & 0xffffff;
 		dd->region_gen[i] = gen ? gen : 1;
 		r->size = size;
+		r->offset = offset;
 		r->registered = (uint32_t)registered;
 		w->space.base[(size_t)dev * Q_MAX_REGIONS + i] = addr;
 		*key = q_key_make(i, dd->region_gen[i]);
@@ -54,12 +56,25 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 		atomic_fetch_sub(&ds->mem_used, size);
 		return -ENOMEM;
 	}
+	if (w->shm) { /* from the device's part of this process's shared segment */
+		uint64_t off = 0;
+
+		rc = drv_shm_alloc(w, dev, size, &off, &p);
+		if (!rc) {
+			rc = region_add(w, dev, p, off, size, 0, key);
+			if (rc)
+				drv_shm_free(w, dev, off, size);
+		}
+		if (rc)
+			atomic_fetch_sub(&ds->mem_used, size);
+		return rc;
+	}
 	p = dma_mem_alloc(size, ds->numa_node);
 	if (!p) {
 		atomic_fetch_sub(&ds->mem_used, size);
 		return -ENOMEM;
 	}
-	rc = region_add(w, dev, p, size, 0, key);
+	rc = region_add(w, dev, p, 0, size, 0, key);
 	if (rc) {
 		dma_mem_free(p, size);
 		atomic_fetch_sub(&ds->mem_used, size);
@@ -77,7 +92,7 @@ int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, acc
 		return -EINVAL;
 	if (w->opts.transport != ACCDMA_TRANSPORT_LOCAL)
 		return -EOPNOTSUPP;
-	return region_add(w, dev, addr, size, 1, key);
+	return region_add(w, dev, addr, 0, size, 1, key);
 }
 
 int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
@@ -101,7 +116,10 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	}
 	atomic_store_explicit(&r->key, 0, memory_order_release);
 	if (!r->registered) {
-		dma_mem_free(*base, r->size);
+		if (w->shm)
+			drv_shm_free(w, dev, r->offset, r->size);
+		else
+			dma_mem_free(*base, r->size);
 		atomic_fetch_sub(&q_dev(w->sh, (uint32_t)dev)->mem_used, r->size);
 	}
 	*base = NULL;

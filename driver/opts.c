@@ -61,6 +61,51 @@ static int env_log(int *level)
 	return 0;
 }
 
+/* The first of several variables that is set (launchers differ in naming). */
+static const char *env_first(const char *const *names, const char **which)
+{
+	for (int i = 0; names[i]; i++) {
+		const char *v = getenv(names[i]);
+
+		if (v && *v) {
+			*which = names[i];
+			return v;
+		}
+	}
+	return NULL;
+}
+
+/* shm: who this process is, from torchrun (RANK, WORLD_SIZE, MASTER_ADDR,
+ * MASTER_PORT), mpirun (OMPI_COMM_WORLD_*) or PMI (PMI_RANK/PMI_SIZE).
+ * A process drives ACCDMA_LOCAL_DEVICES devices (default 1), so its first
+ * device is RANK * local_devices and the world has WORLD_SIZE * local_devices. */
+static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
+{
+	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL };
+	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };
+	const char *which = NULL;
+	int64_t v = o->local_devices, rank = -1, size = -1;
+	int rc = 0;
+
+	rc |= env_i64("ACCDMA_LOCAL_DEVICES", 1, Q_MAX_DEVICES, &v);
+	o->local_devices = (int)v;
+	if (env_first(ranks, &which))
+		rc |= env_i64(which, 0, Q_MAX_DEVICES - 1, &rank);
+	if (env_first(sizes, &which))
+		rc |= env_i64(which, 1, Q_MAX_DEVICES, &size);
+	if (rank >= 0 && rank * o->local_devices < Q_MAX_DEVICES)
+		o->rank = (int)(rank * o->local_devices);
+	if (size > 0 && !ndev_from_env && o->transport == ACCDMA_TRANSPORT_SHM &&
+	    size * o->local_devices <= Q_MAX_DEVICES)
+		o->num_devices = (int)(size * o->local_devices);
+	if (getenv("MASTER_ADDR") && *getenv("MASTER_ADDR"))
+		o->master_addr = getenv("MASTER_ADDR");
+	v = 0;
+	rc |= env_i64("MASTER_PORT", 1, 65535, &v);
+	o->master_port = (int)v;
+	return rc;
+}
+
 int accdma_world_opts_init(struct accdma_world_opts *o)
 {
 	int64_t v;
@@ -101,7 +146,8 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	o->mem_size = (uint64_t)v;
 	rc |= env_i64("ACCDMA_TIMEOUT_MS", 1, INT64_MAX, &o->timeout_ms);
 	rc |= env_log(&o->log_level);
-	rc |= env_i64("ACCDMA_PEER_TIMEOUT_MS", 1, INT64_MAX, &o->peer_timeout_ms);
+	rc |= env_i64("ACCDMA_PEER_TIMEOUT_MS", 1, INT64_MAX / 4000000, &o->peer_timeout_ms);
+	rc |= env_shm(o, getenv("ACCDMA_NUM_DEVICES") && *getenv("ACCDMA_NUM_DEVICES"));
 	return rc ? -EINVAL : 0;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "driver/internal.h"
+#include "driver/shm.h"
 
 /* Closed worlds' tombstones: kept reachable, never reused. */
 static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -72,7 +73,8 @@ static int setup_numa(struct accdma_world *w)
 static void release_world(struct accdma_world *w)
 {
 	if (w->sh) {
-		atomic_store(&w->sh->stop, 1);
+		if (!w->shm) /* a shared arena's stop flag would stop every process */
+			atomic_store(&w->sh->stop, 1);
 		for (int d = 0; w->devs && d < w->opts.num_devices; d++)
 			fw_device_stop(w->devs[d].fw);
 	}
@@ -85,15 +87,17 @@ static void release_world(struct accdma_world *w)
 			struct q_region *reg = &q_dev(w->sh, (uint32_t)d)->regions[r];
 			void **base = &w->space.base[(size_t)d * Q_MAX_REGIONS + r];
 
-			if (atomic_load(&reg->key) && !reg->registered)
-				dma_mem_free(*base, reg->size);
+			if (atomic_load(&reg->key) && !reg->registered && !w->shm)
+				dma_mem_free(*base, reg->size); /* shm: goes with its segment */
 			*base = NULL;
 		}
 		drv_seq_fini(&dd->seqs);
 		pthread_mutex_destroy(&dd->mb_lock);
 		pthread_mutex_destroy(&dd->mem_lock);
 	}
-	if (w->sh) {
+	if (w->shm) {
+		drv_shm_close(w);
+	} else if (w->sh) {
 		q_layout_fini(w->sh);
 		munmap(w->sh, w->arena_size);
 		w->sh = NULL;
@@ -144,7 +148,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	if (!opts_valid(opts))
 		return -EINVAL;
-	if (opts->transport != ACCDMA_TRANSPORT_LOCAL)
+	if (opts->transport != ACCDMA_TRANSPORT_LOCAL && opts->transport != ACCDMA_TRANSPORT_SHM)
 		return -EPROTONOSUPPORT;
 	if (fw_fault_from_env())
 		return -EINVAL;
@@ -156,10 +160,10 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	rc = setup_numa(w);
 	if (rc)
 		goto fail;
-	rc = local_open(w);
+	rc = dma_space_init(&w->space, (uint32_t)opts->num_devices);
 	if (rc)
 		goto fail;
-	rc = dma_space_init(&w->space, (uint32_t)opts->num_devices);
+	rc = opts->transport == ACCDMA_TRANSPORT_SHM ? drv_shm_open(w) : local_open(w);
 	if (rc)
 		goto fail;
 	nq = opts->num_devices * opts->queues;
@@ -194,6 +198,11 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, &w->devs[d].fw);
+		if (rc)
+			goto fail;
+	}
+	if (w->shm) {
+		rc = drv_shm_started(w);
 		if (rc)
 			goto fail;
 	}

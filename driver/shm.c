@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm.c - the shared-memory transport: one process per device (or group of
+ * devices) on one host. See docs/transports.md.
+ *
+ * Memory: the arena (rings, completion records, rendezvous tables, region
+ * tables) and one segment per process (its devices' memory) are memfds:
+ * anonymous files that have no name in any file system, are sealed against
+ * resizing, and disappear with the last process that maps them, so nothing is
+ * left behind even after `kill -9` of every rank. The master creates them and
+ * passes them to every process over the bootstrap socket (SCM_RIGHTS). Every
+ * process maps every segment, so a transfer is one copy from the sender's
+ * region into the receiver's.
+ *
+ * Each process runs only its own devices' engines (exec function pointers
+ * stay valid) and allocates its devices' regions from its own segment; the
+ * shared region table gives each region's offset in its device's part of the
+ * segment, and dma_resolve() checks it against this process's mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/internal.h"
+#include "driver/shm.h"
+
+#define SHM_PAGE 4096ull
+
+static uint64_t page_up(uint64_t v)
+{
+	return (v + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
+}
+
+static void warn(const struct accdma_world *w, const char *fmt, const char *arg)
+{
+	if (w->opts.log_level >= 1) {
+		fputs("accdma: shm: ", stderr);
+		fprintf(stderr, fmt, arg);
+		fputc('\n', stderr);
+	}
+}
+
+/* A sealed memfd of @size zero bytes. */
+static int make_segment(const char *name, uint64_t size)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* Map a whole segment, which must be exactly @size bytes. */
+static void *map_segment(int fd, uint64_t size)
+{
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || (uint64_t)st.st_size != size)
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int in_arena(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* The master laid the arena out; check that every offset stays inside it
+ * before this process follows any of them. */
+static int arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o)
+{
+	uint32_t nd = (uint32_t)o->num_devices, nq = (uint32_t)o->queues;
+
+	if (a->magic != Q_WORLD_MAGIC || a->num_devices != nd || a->queues != nq ||
+	    a->engines != (uint32_t)o->engines || a->depth != o->queue_depth || a->size != size ||
+	    a->rdv_cap < 64 || (a->rdv_cap & (a->rdv_cap - 1)) || a->dev_stride == 0 ||
+	    a->dev_stride > size || !in_arena(a->dev_off, nd * a->dev_stride, size))
+		return 0;
+	for (uint32_t d = 0; d < nd; d++) {
+		const struct q_dev_sh *ds = q_dev(a, d);
+
+		if (ds->id != (int32_t)d || ds->rdv_cap != a->rdv_cap ||
+		    !in_arena(ds->rdv_off, (uint64_t)a->rdv_cap * sizeof(struct q_rdv), size) ||
+		    !in_arena(ds->queue_off, nq * sizeof(struct q_queue_sh), size))
+			return 0;
+		for (uint32_t q = 0; q < nq; q++) {
+			const struct q_queue_sh *qs = q_queue(a, d, q);
+
+			if (qs->depth != a->depth || qs->engine >= a->engines ||
+			    !in_arena(qs->desc_off, (uint64_t)a->depth * sizeof(struct q_desc), size) ||
+			    !in_arena(qs->cpl_off, (uint64_t)a->depth * sizeof(struct q_cpl), size) ||
+			    !in_arena(qs->sq_off, (uint64_t)a->depth * sizeof(uint32_t), size))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Master: create the arena and every process's segment. fds[0] arena, fds[1+i] process i. */
+static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
+{
+	char name[64];
+	int rc;
+
+	rc = make_segment("accdma-arena", w->arena_size);
+	if (rc < 0)
+		return rc;
+	fds[0] = rc;
+	for (int i = 0; i < s->nprocs; i++) {
+		snprintf(name, sizeof(name), "accdma-mem-%d", s->procs[i].first);
+		rc = make_segment(name, (uint64_t)s->procs[i].count * s->stride);
+		if (rc < 0)
+			return rc;
+		fds[1 + i] = rc;
+	}
+	w->sh = map_segment(fds[0], w->arena_size);
+	if (!w->sh)
+		return -ENOMEM;
+	rc = q_layout_init(w->sh, (uint32_t)w->opts.num_devices, (uint32_t)w->opts.queues,
+			   (uint32_t)w->opts.engines, w->opts.queue_depth, 1);
+	if (rc)
+		return rc;
+	for (int i = 0; i < s->nprocs; i++)
+		for (int d = s->procs[i].first; d < s->procs[i].first + s->procs[i].count; d++)
+			atomic_store(&q_dev(w->sh, (uint32_t)d)->owner_pid, s->procs[i].pid);
+	return 0;
+}
+
+/* Everyone: map what is not mapped yet and point the address space at it. */
+static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int *fds)
+{
+	int nd = w->opts.num_devices;
+	char **seg;
+	uint64_t *seg_size;
+
+	if (!w->sh) {
+		w->sh = map_segment(fds[0], w->arena_size);
+		if (!w->sh)
+			return "cannot map the arena (wrong size, or out of memory)";
+		if (!arena_ok(w->sh, w->arena_size, &w->opts))
+			return "the arena's layout is inconsistent";
+	}
+	s->seg = calloc((size_t)s->nprocs, sizeof(*s->seg));
+	s->seg_len = calloc((size_t)s->nprocs, sizeof(*s->seg_len));
+	seg = calloc((size_t)nd, sizeof(*seg));
+	seg_size = calloc((size_t)nd, sizeof(*seg_size));
+	if (!s->seg || !s->seg_len || !seg || !seg_size) {
+		free(seg);
+		free(seg_size);
+		return "out of memory";
+	}
+	for (int i = 0; i < s->nprocs; i++) {
+		uint64_t len = (uint64_t)s->procs[i].count * s->stride;
+
+		s->seg[i] = map_segment(fds[1 + i], len);
+		if (!s->seg[i]) {
+			free(seg);
+			free(seg_size);
+			return "cannot map a device memory segment (wrong size, or out of memory)";
+		}
+		s->seg_len[i] = len;
+		for (int k = 0; k < s->procs[i].count; k++) {
+			seg[s->procs[i].first + k] = s->seg[i] + (uint64_t)k * s->stride;
+			seg_size[s->procs[i].first + k] = s->stride;
+		}
+	}
+	dma_space_set_segments(&w->space, seg, seg_size);
+	/* Our devices' memory goes on their NUMA nodes before anyone touches it. */
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		dma_mem_bind(seg[d], s->stride, w->numa_map[d]);
+	return NULL;
+}
+
+static int heaps_init(struct accdma_world *w);
+
+/* The process table must tile the devices, in order, with us where we said. */
+static int procs_ok(const struct accdma_world *w, const struct drv_shm *s)
+{
+	int next = 0;
+
+	for (int i = 0; i < s->nprocs; i++) {
+		if (s->procs[i].first != next || s->procs[i].count < 1 ||
+		    s->procs[i].count > w->opts.num_devices - next)
+			return 0;
+		next += s->procs[i].count;
+	}
+	return next == w->opts.num_devices && s->procs[s->self].first == w->first_local &&
+	       s->procs[s->self].count == w->nlocal;
+}
+
+/**
+ * drv_shm_open() - join a shm world: bootstrap, map the arena and every
+ * process's memory. Sets w->sh, w->arena_size, w->first_local, w->nlocal.
+ * @w: the world being opened (opts, numa_map and space set up).
+ * Return: 0; -EINVAL (bad rank, options differing across ranks, no
+ * rendezvous); -ETIMEDOUT (a rank never joined); other negative errnos.
+ * On failure the caller releases the world (drv_shm_close()).
+ */
+int drv_shm_open(struct accdma_world *w)
+{
+	const struct accdma_world_opts *o = &w->opts;
+	struct drv_shm *s = calloc(1, sizeof(*s));
+	struct drv_boot b = { .conn = -1 };
+	int *fds = NULL, nfds = 0, rc = 0, booted = 0;
+	const char *err = NULL;
+
+	if (!s)
+		return -ENOMEM;
+	s->monitor_efd = -1;
+	w->shm = s;
+	if (o->rank < 0 || o->local_devices < 1 || o->rank >= o->num_devices ||
+	    o->local_devices > o->num_devices - o->rank) {
+		if (o->rank < 0)
+			warn(w, "no rank: set opts.rank or RANK (as torchrun and accdma-run do)%s", "");
+		else
+			warn(w, "rank / local_devices out of range of num_devices%s", "");
+		return -EINVAL;
+	}
+	if (o->peer_timeout_ms < 1)
+		return -EINVAL;
+	w->first_local = o->rank;
+	w->nlocal = o->local_devices;
+	w->arena_size = q_layout_size((uint32_t)o->num_devices, (uint32_t)o->queues, o->queue_depth);
+	s->stride = page_up(o->mem_size);
+	if (s->stride < o->mem_size || s->stride > (UINT64_MAX >> 12) / (uint64_t)o->num_devices)
+		return -EINVAL;
+
+	if (w->nlocal == o->num_devices) { /* a world of one process: nobody to meet */
+		s->procs = calloc(1, sizeof(*s->procs));
+		if (!s->procs)
+			return -ENOMEM;
+		s->procs[0] = (struct drv_boot_proc){ 0, o->num_devices, (int32_t)getpid(), 0 };
+		s->nprocs = 1;
+	} else {
+		rc = drv_boot_join(&b, o, w->first_local, w->nlocal);
+		if (rc)
+			goto out;
+		booted = 1;
+		if (b.master) { /* a copy: the bootstrap still hands the table out */
+			s->procs = malloc((size_t)b.nprocs * sizeof(*s->procs));
+			if (!s->procs) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			memcpy(s->procs, b.procs, (size_t)b.nprocs * sizeof(*s->procs));
+			s->nprocs = b.nprocs;
+			s->self = b.self;
+		}
+	}
+	if (!booted || b.master) {
+		nfds = 1 + s->nprocs;
+		fds = malloc((size_t)nfds * sizeof(int));
+		if (!fds) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (int i = 0; i < nfds; i++)
+			fds[i] = -1;
+		rc = create_all(w, s, fds);
+		if (rc) {
+			err = "cannot create the shared segments";
+			warn(w, "cannot create the shared segments: %s", strerror(-rc));
+		}
+		if (booted && !rc)
+			rc = drv_boot_share(&b, &fds, &nfds);
+	} else {
+		rc = drv_boot_share(&b, &fds, &nfds);
+		if (!rc) {
+			s->procs = b.procs;
+			s->nprocs = b.nprocs;
+			s->self = b.self;
+			b.procs = NULL;
+			if (!procs_ok(w, s) || nfds != 1 + s->nprocs) {
+				err = "the process table from rank 0 does not match this process";
+				rc = -EPROTO;
+			}
+		}
+	}
+	if (!err && !rc) {
+		err = map_all(w, s, fds);
+		if (!err && heaps_init(w))
+			err = "out of memory";
+		if (err)
+			rc = -ENOMEM;
+	}
+	if (booted && (!rc || err)) {
+		int rrc = drv_boot_ready(&b, err);
+
+		if (!rc)
+			rc = rrc;
+	} else if (err) {
+		warn(w, "%s", err);
+	}
+out:
+	for (int i = 0; fds && i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	if (booted) {
+		drv_boot_end(&b);
+		free(b.procs);
+	}
+	return rc;
+}
+
+/**
+ * drv_shm_started() - the local engines run: start watching the peers.
+ * @w: the world. Return: 0 or a negative errno.
+ */
+int drv_shm_started(struct accdma_world *w)
+{
+	return w->shm->nprocs > 1 ? drv_monitor_start(w) : 0;
+}
+
+/* Make every engine of @dev look at its queues again. */
+static void kick_device(struct accdma_world *w, uint32_t dev)
+{
+	struct q_dev_sh *ds = q_dev(w->sh, dev);
+
+	for (uint32_t e = 0; e < (uint32_t)w->opts.engines; e++)
+		q_engine_kick(&ds->engines[e]);
+}
+
+/**
+ * drv_shm_mark_lost() - process @proc is gone: its devices are lost.
+ * @w: the world. @proc: index in the process table. @why: Q_DEV_LOST_*.
+ * The first to mark a device wins; the engines of this process are kicked so
+ * that ops waiting on the lost devices complete PEER_LOST.
+ */
+void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
+{
+	struct drv_shm *s = w->shm;
+	const struct drv_boot_proc *p = &s->procs[proc];
+	int changed = 0;
+
+	for (int d = p->first; d < p->first + p->count; d++) {
+		uint32_t alive = Q_DEV_ALIVE;
+
+		changed |= atomic_compare_exchange_strong_explicit(
+			&q_dev(w->sh, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
+			memory_order_acquire);
+	}
+	if (!changed)
+		return;
+	if (why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
+		fprintf(stderr,
+			"accdma: shm: rank %d (pid %d) died; ops with it complete PEER_LOST\n",
+			p->first, p->pid);
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		kick_device(w, (uint32_t)d);
+}
+
+/**
+ * drv_shm_close() - leave the world: tell the peers, unmap everything.
+ * @w: the world; the local engines are already stopped (they took no
+ * rendezvous entry they did not complete). Also undoes a failed open.
+ */
+void drv_shm_close(struct accdma_world *w)
+{
+	struct drv_shm *s = w->shm;
+
+	if (!s)
+		return;
+	drv_monitor_stop(w);
+	if (w->sh && s->procs && s->nprocs > 0) {
+		/* Our devices are gone for good: peers' ops with them complete PEER_LOST. */
+		for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+			uint32_t alive = Q_DEV_ALIVE;
+
+			atomic_compare_exchange_strong(&q_dev(w->sh, (uint32_t)d)->lost, &alive,
+						       Q_DEV_LOST_CLOSED);
+		}
+		for (int d = 0; d < w->opts.num_devices; d++)
+			if (d < w->first_local || d >= w->first_local + w->nlocal)
+				kick_device(w, (uint32_t)d);
+	}
+	for (int i = 0; s->seg && i < s->nprocs; i++)
+		if (s->seg[i])
+			munmap(s->seg[i], s->seg_len[i]);
+	if (w->sh)
+		munmap(w->sh, w->arena_size);
+	w->sh = NULL;
+	for (int i = 0; s->heaps && i < w->nlocal; i++)
+		pthread_mutex_destroy(&s->heaps[i].lock);
+	free(s->heaps);
+	free(s->seg);
+	free(s->seg_len);
+	free(s->procs);
+	free(s);
+	w->shm = NULL;
+}
+
+/* ---- device memory ------------------------------------------------------ */
+
+static struct drv_heap *heap_of(struct accdma_world *w, int dev)
+{
+	return &w->shm->heaps[dev - w->first_local];
+}
+
+/* Each local device's allocator starts as one free extent: all its memory. */
+static int heaps_init(struct accdma_world *w)
+{
+	struct drv_shm *s = w->shm;
+
+	s->heaps = calloc((size_t)(unsigned)w->nlocal, sizeof(*s->heaps));
+	if (!s->heaps)
+		return -ENOMEM;
+	for (int i = 0; i < w->nlocal; i++) {
+		pthread_mutex_init(&s->heaps[i].lock, NULL);
+		s->heaps[i].n = 1;
+		s->heaps[i].fr[0].off = 0;
+		s->heaps[i].fr[0].len = s->stride;
+	}
+	return 0;
+}
+
+/**
+ * drv_shm_alloc() - carve @size zeroed bytes out of a local device's memory.
+ * @w: the world. @dev: a local device. @size: bytes (> 0).
+ * @off: the offset in the device's memory (for the region table). @addr: its address here.
+ * Return: 0, or -ENOMEM.
+ */
+int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
+{
+	struct drv_heap *h;
+	uint64_t len = page_up(size);
+	int rc = -ENOMEM;
+
+	if (len < size)
+		return -ENOMEM;
+	h = heap_of(w, dev);
+	pthread_mutex_lock(&h->lock);
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (h->fr[i].len < len)
+			continue;
+		*off = h->fr[i].off;
+		h->fr[i].off += len;
+		h->fr[i].len -= len;
+		if (!h->fr[i].len) {
+			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
+			h->n--;
+		}
+		*addr = w->space.seg[dev] + *off;
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return rc;
+}
+
+/**
+ * drv_shm_free() - give a range from drv_shm_alloc() back; its pages are released.
+ * @w: the world. @dev: a local device. @off/@size: as allocated.
+ */
+void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, uint64_t size)
+{
+	struct drv_heap *h = heap_of(w, dev);
+	uint64_t len = page_up(size);
+	uint32_t i;
+
+	dma_mem_release(w->space.seg[dev] + off, len);
+	pthread_mutex_lock(&h->lock);
+	for (i = 0; i < h->n && h->fr[i].off < off; i++)
+		;
+	/* Merge with the previous and/or next extent, else insert (at most one
+	 * extent per region plus one, so the array never overflows). */
+	if (i > 0 && h->fr[i - 1].off + h->fr[i - 1].len == off) {
+		h->fr[i - 1].len += len;
+		if (i < h->n && h->fr[i - 1].off + h->fr[i - 1].len == h->fr[i].off) {
+			h->fr[i - 1].len += h->fr[i].len;
+			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
+			h->n--;
+		}
+	} else if (i < h->n && off + len == h->fr[i].off) {
+		h->fr[i].off = off;
+		h->fr[i].len += len;
+	} else if (h->n < sizeof(h->fr) / sizeof(h->fr[0])) {
+		memmove(&h->fr[i + 1], &h->fr[i], (h->n - i) * sizeof(h->fr[0]));
+		h->fr[i].off = off;
+		h->fr[i].len = len;
+		h->n++;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
