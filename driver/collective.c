@@ -44,6 +44,8 @@ int accdma_barrier(accdma_queue *q, const accdma_token *deps, int num_deps, accd
 	/* All rounds or none: a half-posted barrier would shift the next one's matching. */
 	for (int dist = 1; dist < n; dist <<= 1)
 		nheld += 2;
+	if ((uint32_t)nheld + 1 > q->mask + 1)
+		return -E2BIG; /* this queue can never hold a whole barrier */
 	if (drv_free_slots(q) < nheld + 1)
 		return -EAGAIN;
 	nheld = 0;
@@ -134,6 +136,8 @@ int accdma_permute(accdma_queue *q, const struct accdma_pair *pairs, int num_pai
 		rc = accdma_post(q, ops, 1, token);
 		return rc < 0 ? rc : 0;
 	}
+	if ((uint32_t)nops + 1 > q->mask + 1)
+		return -E2BIG;
 	if (drv_free_slots(q) < nops + 1)
 		return -EAGAIN;
 	rc = accdma_post(q, ops, nops, t);

@@ -67,6 +67,7 @@ struct accdma_world {
 	struct accdma_world_opts opts;
 	int *numa_map;
 	uint64_t spin_ns;
+	int host_poll; /* waiters run engine passes themselves (ACCDMA_POLL) */
 	struct q_world_sh *sh;
 	uint64_t arena_size;
 	struct dma_space space;
@@ -94,6 +95,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 int drv_free_slots(struct accdma_queue *q);
 
 /* token.c */
+int drv_poll(struct accdma_world *w);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
 /* mailbox.c */

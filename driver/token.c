@@ -62,6 +62,21 @@ static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
 	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
 }
 
+/**
+ * drv_poll() - run an idle pass of every local device's engines on this thread.
+ * @w: the world. Return: non-zero if anything progressed (0 when polling is off).
+ */
+int drv_poll(struct accdma_world *w)
+{
+	int progress = 0;
+
+	if (!w->host_poll)
+		return 0;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		progress |= fw_device_poll(w->devs[d].fw);
+	return progress;
+}
+
 /* Sleep on @dev's completion counter until @done() or @deadline; 0 or -ETIMEDOUT. */
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
 		       uint64_t deadline, uint64_t slice_ns)
@@ -70,12 +85,15 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
 	int rc = -ETIMEDOUT;
 
-	while (now < spin_end && now < deadline) {
+	for (unsigned int i = 1; now < spin_end && now < deadline; i++) {
 		if (done(arg))
 			return 0;
-		/* Yield, not pause: the engines that will complete this may need our core. */
-		sched_yield();
-		now = q_now_ns();
+		/* Move the work along ourselves when allowed; otherwise yield, not
+		 * pause: the engines that will complete this may need our core. */
+		if (!drv_poll(w))
+			sched_yield();
+		if (i % 16 == 0)
+			now = q_now_ns();
 	}
 	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);
 	for (;;) {

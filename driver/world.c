@@ -157,6 +157,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		return -ENOMEM;
 	w->opts = *opts;
 	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
+	w->host_poll = !(getenv("ACCDMA_POLL") && !strcmp(getenv("ACCDMA_POLL"), "0"));
 	rc = setup_numa(w);
 	if (rc)
 		goto fail;

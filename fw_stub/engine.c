@@ -41,6 +41,42 @@ static int engine_pass(struct fw_engine *e)
 	return progress;
 }
 
+/*
+ * One pass at a time per engine: the engine thread and a host thread that
+ * polls (fw_device_poll) take turns. Returns the pass's progress, or -1 if
+ * another thread is running a pass right now.
+ */
+static int engine_try_pass(struct fw_engine *e)
+{
+	int progress;
+
+	if (atomic_exchange_explicit(&e->in_pass, 1, memory_order_acquire))
+		return -1;
+	progress = engine_pass(e);
+	atomic_store_explicit(&e->in_pass, 0, memory_order_release);
+	return progress;
+}
+
+/**
+ * fw_device_poll() - run a pass of each of the device's engines that is idle.
+ * @fd: the device (NULL is ignored).
+ *
+ * A waiting host thread calls this instead of idling, as a polled driver
+ * drives its device: on a machine with fewer cores than threads, the work
+ * then needs no hand-off to an engine thread. Hardware would ignore it.
+ * Return: non-zero if any engine made progress.
+ */
+int fw_device_poll(struct fw_device *fd)
+{
+	int progress = 0;
+
+	if (!fd)
+		return 0;
+	for (uint32_t e = 0; e < fd->nengines; e++)
+		progress |= engine_try_pass(&fd->engines[e]) > 0;
+	return progress;
+}
+
 /* The arena's stop flag stops every engine on it; a shared arena (shm) is
  * only ever stopped device by device, through fd->stop. */
 static int stopping(const struct fw_device *fd)
@@ -58,11 +94,15 @@ static void *engine_main(void *arg)
 	atomic_store(&e->sh->running, 1);
 	while (!stopping(fd)) {
 		uint32_t seq;
+		int progress;
 
 		atomic_store_explicit(&e->sh->heartbeats,
 				      atomic_load_explicit(&e->sh->heartbeats, memory_order_relaxed) + 1,
 				      memory_order_relaxed);
-		if (engine_pass(e)) {
+		progress = engine_try_pass(e);
+		if (progress) {
+			if (progress < 0)
+				sched_yield(); /* a host thread is polling us */
 			idle_since = 0;
 			continue;
 		}
@@ -80,7 +120,7 @@ static void *engine_main(void *arg)
 		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
-		if (!engine_pass(e) && !stopping(fd))
+		if (!engine_try_pass(e) && !stopping(fd))
 			q_futex_wait(&e->sh->wake_seq, seq, e->retry ? 1000000 : -1);
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		idle_since = 0;

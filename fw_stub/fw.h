@@ -29,6 +29,14 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
  */
 void fw_device_stop(struct fw_device *fd);
 
+/**
+ * fw_device_poll() - let the calling (host) thread run an idle pass of each of
+ * the device's engines, as a polled driver drives its device.
+ * @fd: the device (NULL is ignored).
+ * Return: non-zero if any engine made progress.
+ */
+int fw_device_poll(struct fw_device *fd);
+
 /* Fault-injection sites of the firmware (the data movers have their own). */
 enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT__COUNT };
 

@@ -67,6 +67,7 @@ struct fw_engine {
 	int started;
 	uint32_t seen_epoch;
 	int retry;
+	_Atomic int in_pass; /* a thread (engine or polling host) is running a pass */
 	struct fw_queue **queues;
 	uint32_t nqueues;
 };

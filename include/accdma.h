@@ -438,8 +438,10 @@ int accdma_after_all(accdma_queue *queue, const accdma_token *deps, int num_deps
  * once every device has posted its k-th barrier (for this device's k-th call).
  *
  * Built on send/recv with reserved tags (a dissemination barrier): every device
- * must call it the same number of times.
- * Return: 0 or a negative errno, as accdma_post().
+ * must call it the same number of times. It takes 2 * ceil(log2 N) + 1 slots,
+ * all posted or none.
+ * Return: 0 or a negative errno, as accdma_post(); -E2BIG if the queue is too
+ * shallow ever to hold it.
  */
 int accdma_barrier(accdma_queue *queue, const accdma_token *deps, int num_deps,
 		   accdma_token *token);
@@ -455,7 +457,8 @@ int accdma_barrier(accdma_queue *queue, const accdma_token *deps, int num_deps,
  * @length: bytes per device.
  * @deps/@num_deps: tokens to wait for. @token: completes when this device's
  *          part is done. A device that is no target gets zeros.
- * Return: 0 or a negative errno as accdma_post(); -EINVAL for a bad pair list.
+ * Return: 0 or a negative errno as accdma_post(); -EINVAL for a bad pair list;
+ * -E2BIG if the queue is too shallow ever to hold this device's part (3 slots).
  */
 int accdma_permute(accdma_queue *queue, const struct accdma_pair *pairs, int num_pairs,
 		   uint64_t tag, accdma_key send_key, uint64_t send_offset, accdma_key recv_key,
