@@ -33,8 +33,11 @@ static int waiting_op_pending(const struct fw_queue *q, const struct fw_op *op)
 {
 	const struct q_cpl *c = &q->cpl[op->slot];
 
-	return atomic_load_explicit(&c->gen, memory_order_acquire) == op->gen &&
-	       atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+	/* State first: if it is a newer op's POSTED, the generation read after it
+	 * (ordered by the acquire) is the newer one too, and we see the change. */
+	if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_POSTED)
+		return 0;
+	return atomic_load_explicit(&c->gen, memory_order_acquire) == op->gen;
 }
 
 /* Forget a waiting op that its partner completed; drop a stale copy of it from the list. */
