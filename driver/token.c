@@ -32,8 +32,9 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 		return -EINVAL;
 	*qs = q_queue(w->sh, dev, q_token_queue(t));
 	*c = &q_cpls(w->sh, *qs)[q_token_slot(t)];
-	if (atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
-	    atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
+	/* State before generation: a reused slot's POSTED orders its new generation before our read. */
+	if (atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
+	    atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
 	    !atomic_load_explicit(&(*c)->user, memory_order_acquire))
 		return -ESTALE;
 	return 0;
