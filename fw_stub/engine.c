@@ -32,12 +32,14 @@ static int engine_pass(struct fw_engine *e)
 		progress |= fw_mailbox_poll(fd);
 	if (fd->nengines > 1)
 		progress |= fw_split_help(fd);
-	e->retry = 0;
+	int retry = 0;
+
 	for (uint32_t i = 0; i < e->nqueues; i++) {
 		e->queues[i]->retry = 0;
 		progress |= fw_queue_progress(fd, e->queues[i]);
-		e->retry |= e->queues[i]->retry;
+		retry |= e->queues[i]->retry;
 	}
+	atomic_store_explicit(&e->retry, retry, memory_order_relaxed);
 	return progress;
 }
 
@@ -121,7 +123,7 @@ static void *engine_main(void *arg)
 		atomic_thread_fence(memory_order_seq_cst);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
 		if (!engine_try_pass(e) && !stopping(fd))
-			q_futex_wait(&e->sh->wake_seq, seq, e->retry ? 1000000 : -1);
+			q_futex_wait(&e->sh->wake_seq, seq, atomic_load_explicit(&e->retry, memory_order_relaxed) ? 1000000 : -1);
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		idle_since = 0;
 	}

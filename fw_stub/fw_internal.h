@@ -66,7 +66,7 @@ struct fw_engine {
 	pthread_t thread;
 	int started;
 	uint32_t seen_epoch;
-	int retry;
+	_Atomic int retry; /* written in a pass, read by the engine thread deciding how long to sleep */
 	_Atomic int in_pass; /* a thread (engine or polling host) is running a pass */
 	struct fw_queue **queues;
 	uint32_t nqueues;
