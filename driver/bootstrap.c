@@ -365,7 +365,7 @@ static int master_fail_all(struct drv_boot *b, struct pending *pend, int npend, 
 
 static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 {
-	int ndev = b->o->num_devices, npend = 0, nprocs = 1, covered = b->count, rc = 0;
+	int ndev = b->o->num_devices, npend = 0, nprocs = 1, covered = b->count, rc = 0, fatal = 0;
 	uint8_t *have = calloc((size_t)ndev, 1);
 	struct pending *pend = calloc((size_t)ndev + 1, sizeof(*pend));
 	struct drv_boot_proc *procs = calloc((size_t)ndev, sizeof(*procs));
@@ -389,6 +389,10 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 		prc = poll(pfd, (nfds_t)np, (int)(ms_left(deadline) > 100000 ? 100000 : ms_left(deadline)));
 		if (prc < 0 && errno != EINTR) {
 			rc = -errno;
+			goto out;
+		}
+		if (prc == 0 && ms_left(deadline) == 0 && fatal) {
+			rc = fatal;
 			goto out;
 		}
 		if (prc == 0 && ms_left(deadline) == 0) {
@@ -425,10 +429,26 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 				rc = 0;
 				continue;
 			}
-			rc = check_hello(b, &buf->u.hello, have, why, sizeof(why));
+			rc = fatal ? fatal : check_hello(b, &buf->u.hello, have, why, sizeof(why));
 			if (rc) {
-				rc = master_fail_all(b, pend, npend, rc, why);
-				goto out;
+				/* The world cannot be: tell everyone, and whoever comes later
+				 * (until everyone came, or the join deadline), the same thing. */
+				if (!fatal)
+					master_fail_all(b, pend, npend, rc, why);
+				else
+					send_fail(pend[i].fd, rc, why);
+				fatal = rc;
+				rc = 0;
+				joined[i] = 1;
+				if (buf->u.hello.first < 0 || buf->u.hello.count < 1 ||
+				    buf->u.hello.first >= ndev || buf->u.hello.count > ndev - buf->u.hello.first)
+					continue;
+				for (int d = buf->u.hello.first; d < buf->u.hello.first + buf->u.hello.count; d++)
+					if (!have[d]) {
+						have[d] = 1;
+						covered++;
+					}
+				continue;
 			}
 			joined[i] = 1;
 			memset(have + buf->u.hello.first, 1, (size_t)buf->u.hello.count);
@@ -436,6 +456,10 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 			procs[nprocs++] = (struct drv_boot_proc){ buf->u.hello.first, buf->u.hello.count,
 								  (int32_t)pend[i].pid, i };
 		}
+	}
+	if (fatal) {
+		rc = fatal;
+		goto out;
 	}
 	qsort(procs, (size_t)nprocs, sizeof(*procs), proc_cmp);
 	b->conns = malloc((size_t)nprocs * sizeof(int));
@@ -531,8 +555,9 @@ static int worker_join(struct drv_boot *b, const struct sockaddr_un *sa, socklen
 	hello_of(b, &h);
 	rc = send_msg(fd, BM_HELLO, &h, sizeof(h), NULL, 0);
 	if (rc) {
+		say(b, "rank 0 closed the connection at once (it failed: see its messages)");
 		close(fd);
-		return rc;
+		return -ECONNRESET;
 	}
 	b->conn = fd;
 	return 0;

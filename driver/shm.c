@@ -338,8 +338,9 @@ static void kick_device(struct accdma_world *w, uint32_t dev)
 /**
  * drv_shm_mark_lost() - process @proc is gone: its devices are lost.
  * @w: the world. @proc: index in the process table. @why: Q_DEV_LOST_*.
- * The first to mark a device wins; the engines of this process are kicked so
- * that ops waiting on the lost devices complete PEER_LOST.
+ * The first process to mark a device wins (and says so); every caller kicks
+ * its own engines, which sleep until kicked, so that their ops waiting on the
+ * lost devices complete PEER_LOST.
  */
 void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 {
@@ -354,9 +355,7 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 			&q_dev(w->sh, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
 			memory_order_acquire);
 	}
-	if (!changed)
-		return;
-	if (why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
+	if (changed && why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
 		fprintf(stderr,
 			"accdma: shm: rank %d (pid %d) died; ops with it complete PEER_LOST\n",
 			p->first, p->pid);
