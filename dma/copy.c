@@ -31,13 +31,7 @@ void dma_fault_arm(enum dma_fault_site site, uint32_t nth)
 /* Fault-injection point: true when this call is the armed one. */
 static int fault_hit(enum dma_fault_site site)
 {
-	uint32_t n = atomic_load_explicit(&fault_countdown[site], memory_order_relaxed);
-
-	while (n) {
-		if (atomic_compare_exchange_weak(&fault_countdown[site], &n, n - 1))
-			return n == 1;
-	}
-	return 0;
+	return dma_fault_countdown(&fault_countdown[site]);
 }
 
 #ifdef DMA_HAVE_NT

@@ -110,7 +110,24 @@ void dma_mem_release(void *p, uint64_t size);
  */
 int dma_numa_nodes(void);
 
-/* Fault-injection sites of the data movers (see fw_stub/fault.h). */
+/**
+ * dma_fault_countdown() - the shared logic of every fault-injection point: a
+ * countdown armed with n fires on the n-th pass after arming, once.
+ * @c: the site's countdown (0: disarmed).
+ * Return: 1 on the pass that fires.
+ */
+static inline int dma_fault_countdown(_Atomic uint32_t *c)
+{
+	uint32_t n = atomic_load_explicit(c, memory_order_relaxed);
+
+	while (n) {
+		if (atomic_compare_exchange_weak(c, &n, n - 1))
+			return n == 1;
+	}
+	return 0;
+}
+
+/* Fault-injection sites of the data movers (the firmware's are in fw_stub/fw.h). */
 enum dma_fault_site { DMA_FAULT_COPY = 0, DMA_FAULT_ZERO, DMA_FAULT__COUNT };
 
 /**

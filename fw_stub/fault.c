@@ -27,13 +27,7 @@ void fw_fault_arm(enum fw_fault_site site, uint32_t nth)
  */
 int fw_fault_hit(enum fw_fault_site site)
 {
-	uint32_t n = atomic_load_explicit(&countdown[site], memory_order_relaxed);
-
-	while (n) {
-		if (atomic_compare_exchange_weak(&countdown[site], &n, n - 1))
-			return n == 1;
-	}
-	return 0;
+	return dma_fault_countdown(&countdown[site]);
 }
 
 int fw_fault_from_env(void)
