@@ -198,6 +198,24 @@ static int child(const char *sc, int rank, int n, int port, long long arg)
 	return 0;
 }
 
+/* A rank started by a launcher (accdma-run, torchrun): everything from the environment. */
+static int env_child(const char *sc)
+{
+	struct accdma_world_opts o;
+	accdma_world *w = NULL;
+	int rc = accdma_world_opts_init(&o);
+
+	SC_CHECK(rc == 0, "accdma_world_opts_init = %d", rc);
+	sc_rank = o.rank;
+	SC_CHECK(o.transport == ACCDMA_TRANSPORT_SHM, "ACCDMA_TRANSPORT is not shm");
+	o.mem_size = 16u << 20;
+	rc = accdma_world_open(&o, &w);
+	SC_CHECK(rc == 0, "accdma_world_open = %d", rc);
+	rank_part(w, o.rank, o.num_devices, sc);
+	SC_CHECK(accdma_world_close(w) == 0, "close");
+	return 0;
+}
+
 /* ---- driver ---------------------------------------------------------------- */
 
 static void run(const char *sc, int n, int reversed, int local)
@@ -387,6 +405,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_opts_from_env),
 	};
 
+	if (argc == 3 && !strcmp(argv[1], "--shm-env"))
+		return env_child(argv[2]);
 	if (argc == 7 && !strcmp(argv[1], "--shm-child"))
 		return child(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]));
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,54 @@
+#!/bin/sh
+# check.sh BUILD_DIR - accdma-run's checks (run by `make check`).
+set -u
+B=$1
+RUN=$B/accdma-run
+SEED=$B/tests/test_shm_seed
+fail=0
+
+expect() { # expect WANT_STATUS MAX_SECONDS DESCRIPTION -- command...
+	want=$1 max=$2 what=$3
+	shift 4
+	t0=$(date +%s)
+	"$@"
+	got=$?
+	dt=$(( $(date +%s) - t0 ))
+	if [ "$got" != "$want" ] || [ "$dt" -gt "$max" ]; then
+		echo "FAILED: $what: status $got (want $want), ${dt}s (max ${max}s)"
+		fail=1
+	else
+		echo "ok: $what"
+	fi
+}
+
+for n in 2 4 8; do
+	expect 0 120 "pipeline on $n processes" -- $RUN -n $n -- $SEED --shm-env pipeline
+	expect 0 120 "permute on $n processes" -- $RUN -n $n -- $SEED --shm-env permute
+done
+expect 0 120 "pipeline with exec on 4 processes" -- $RUN -n 4 $SEED --shm-env pipeline_exec
+expect 0 30 "environment" -- $RUN -n 3 -- sh -c \
+	'test "$WORLD_SIZE" = 3 && test "$RANK" = "$LOCAL_RANK" && test "$RANK" -lt 3 &&
+	 test "$MASTER_ADDR" = 127.0.0.1 && test "$MASTER_PORT" -gt 0 && test "$ACCDMA_TRANSPORT" = shm'
+expect 7 20 "first failure's status, the others stopped" -- $RUN -n 3 -- sh -c \
+	'if [ "$RANK" = 1 ]; then exit 7; fi; exec sleep 60'
+expect 137 20 "a rank killed by a signal" -- $RUN -n 2 -- sh -c \
+	'if [ "$RANK" = 0 ]; then kill -9 $$; fi; exec sleep 60'
+expect 2 5 "usage error" -- $RUN -n 0 true
+expect 127 10 "no such program" -- $RUN -n 2 -- /nonexistent/accdma-prog
+
+# SIGTERM to the launcher reaches every rank; each exits 42, so does the launcher
+sh -c "exec $RUN -n 2 -- sh -c 'trap \"exit 42\" TERM; sleep 60 & wait'" &
+lp=$!
+sleep 1
+kill -TERM $lp
+t0=$(date +%s)
+wait $lp
+got=$?
+if [ "$got" != 42 ] || [ $(( $(date +%s) - t0 )) -gt 10 ]; then
+	echo "FAILED: SIGTERM forwarding: status $got (want 42)"
+	fail=1
+else
+	echo "ok: SIGTERM forwarded"
+fi
+[ $fail = 0 ] && echo "accdma-run checks: OK"
+exit $fail

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accdma-run - start one process per device on this host, as torchrun does.
+ *
+ *   accdma-run -n N [-p PORT] [--grace SEC] [--] PROG [ARGS...]
+ *
+ * Starts N copies of PROG with RANK, LOCAL_RANK, WORLD_SIZE,
+ * LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT (a free port unless
+ * -p) and ACCDMA_TRANSPORT=shm (unless already set) in their environment.
+ * SIGINT, SIGTERM and SIGHUP are forwarded to every rank. When a rank fails
+ * (non-zero exit or a signal), the others get SIGTERM, then SIGKILL after
+ * --grace seconds (default 5), and accdma-run exits with the failed rank's
+ * status (128 + signal if it was killed). If the launcher itself dies, the
+ * ranks get SIGKILL (PR_SET_PDEATHSIG). Exits 0 once every rank exited 0.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RANKS 1024
+
+static pid_t pids[MAX_RANKS];
+static int nranks;
+static volatile sig_atomic_t got_signal;
+
+static void kill_all(int sig)
+{
+	for (int i = 0; i < nranks; i++)
+		if (pids[i] > 0)
+			kill(pids[i], sig);
+}
+
+static void forward(int sig)
+{
+	got_signal = sig;
+	kill_all(sig);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: accdma-run -n N [-p PORT] [--grace SEC] [--] PROG [ARGS...]\n"
+		   "  Start N processes of PROG, one per device, with RANK, LOCAL_RANK, WORLD_SIZE,\n"
+		   "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and ACCDMA_TRANSPORT=shm set.\n"
+		   "  Exits with the status of the first rank that fails (the others are stopped).\n");
+}
+
+/* A TCP port nobody listens on right now (the shm transport names its
+ * rendezvous after it; a program may also use it for its own TCP store). */
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &len))
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || !*s || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static void setenv_int(const char *name, int v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d", v);
+	setenv(name, buf, 1);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int status_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0, port = 0, grace = 5, i, first_fail = -1, fail_code = 0, live;
+	struct sigaction sa;
+	uint64_t kill_at = 0;
+	pid_t me = getpid();
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if ((!strcmp(argv[i], "-n") || !strcmp(argv[i], "--nproc")) && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_RANKS, &n))
+				goto bad;
+		} else if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--port")) && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 65535, &port))
+				goto bad;
+		} else if (!strcmp(argv[i], "--grace") && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 3600, &grace))
+				goto bad;
+		} else if (argv[i][0] == '-') {
+			goto bad;
+		} else {
+			break;
+		}
+	}
+	if (n < 1 || i >= argc)
+		goto bad;
+	if (!port)
+		port = free_port();
+	if (port <= 0) {
+		fprintf(stderr, "accdma-run: no free port: %s\n", strerror(errno));
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	setenv_int("WORLD_SIZE", n);
+	setenv_int("LOCAL_WORLD_SIZE", n);
+	setenv("GROUP_RANK", "0", 1);
+	setenv("MASTER_ADDR", "127.0.0.1", 1);
+	setenv_int("MASTER_PORT", port);
+	setenv("ACCDMA_TRANSPORT", "shm", 0);
+	nranks = n;
+	for (int r = 0; r < n; r++) {
+		pid_t pid;
+
+		setenv_int("RANK", r);
+		setenv_int("LOCAL_RANK", r);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "accdma-run: fork: %s\n", strerror(errno));
+			kill_all(SIGKILL);
+			first_fail = r;
+			fail_code = 1;
+			break;
+		}
+		if (pid == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
+			/* the launcher's death takes the ranks with it */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != me)
+				_exit(127);
+			execvp(argv[i], argv + i);
+			fprintf(stderr, "accdma-run: cannot run %s: %s\n", argv[i], strerror(errno));
+			_exit(127);
+		}
+		pids[r] = pid;
+	}
+
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+
+		if (pid > 0) {
+			for (int r = 0; r < n; r++) {
+				if (pids[r] != pid)
+					continue;
+				pids[r] = 0;
+				if (status_code(st) != 0 && first_fail < 0) {
+					first_fail = r;
+					fail_code = status_code(st);
+					fprintf(stderr,
+						"accdma-run: rank %d (pid %d) %s %d; stopping the other ranks\n",
+						r, (int)pid, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+						WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+					kill_all(SIGTERM);
+					kill_at = now_ms() + (uint64_t)grace * 1000u;
+				}
+			}
+			continue;
+		}
+		if (pid < 0 && errno == ECHILD)
+			break;
+		for (live = 0, i = 0; i < n; i++)
+			live += pids[i] > 0;
+		if (!live)
+			break;
+		if (kill_at && now_ms() >= kill_at) {
+			fprintf(stderr, "accdma-run: %d rank(s) still running after %d s: killing them\n",
+				live, grace);
+			kill_all(SIGKILL);
+			kill_at = 0;
+		}
+		usleep(10000);
+	}
+	if (first_fail >= 0)
+		return fail_code;
+	if (got_signal)
+		return 128 + got_signal;
+	return 0;
+bad:
+	usage(stderr);
+	return 2;
+}
