@@ -30,7 +30,7 @@ struct drv_seq_ent {
 
 /** struct drv_seq_table - per-device numbering of sends and recvs (shared by its queues). */
 struct drv_seq_table {
-	pthread_mutex_t lock;
+	atomic_flag lock;
 	struct drv_seq_ent *ents;
 	uint32_t cap;
 	uint32_t count;

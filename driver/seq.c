@@ -7,6 +7,7 @@
  * a lookup of (A, T, k) instead of a race. The counters are per device
  * (shared by its queues) under that device's lock.
  */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "driver/internal.h"
@@ -26,10 +27,7 @@ int drv_seq_init(struct drv_seq_table *t)
 	t->ents = calloc(t->cap, sizeof(*t->ents));
 	if (!t->ents)
 		return -ENOMEM;
-	if (pthread_mutex_init(&t->lock, NULL)) {
-		free(t->ents);
-		return -ENOMEM;
-	}
+	atomic_flag_clear(&t->lock);
 	return 0;
 }
 
@@ -37,9 +35,21 @@ void drv_seq_fini(struct drv_seq_table *t)
 {
 	if (!t->ents)
 		return;
-	pthread_mutex_destroy(&t->lock);
 	free(t->ents);
 	t->ents = NULL;
+}
+
+/* A spinlock: held for a few dozen instructions, contended only by threads
+ * posting on different queues of one device. */
+static void seq_lock(struct drv_seq_table *t)
+{
+	while (atomic_flag_test_and_set_explicit(&t->lock, memory_order_acquire))
+		sched_yield();
+}
+
+static void seq_unlock(struct drv_seq_table *t)
+{
+	atomic_flag_clear_explicit(&t->lock, memory_order_release);
 }
 
 static struct drv_seq_ent *seq_slot(struct drv_seq_ent *ents, uint32_t cap, int32_t peer, uint64_t tag,
@@ -77,12 +87,12 @@ int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t d
 {
 	struct drv_seq_ent *e;
 
-	pthread_mutex_lock(&t->lock);
+	seq_lock(t);
 	e = seq_slot(t->ents, t->cap, peer, tag, dir);
 	if (!e->dir) {
 		if ((t->count + 1) * 2 > t->cap) {
 			if (seq_grow(t)) {
-				pthread_mutex_unlock(&t->lock);
+				seq_unlock(t);
 				return -ENOMEM;
 			}
 			e = seq_slot(t->ents, t->cap, peer, tag, dir);
@@ -91,7 +101,7 @@ int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t d
 		t->count++;
 	}
 	*seq = e->next++;
-	pthread_mutex_unlock(&t->lock);
+	seq_unlock(t);
 	return 0;
 }
 
@@ -102,8 +112,8 @@ uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint3
 {
 	uint64_t n;
 
-	pthread_mutex_lock(&t->lock);
+	seq_lock(t);
 	n = seq_slot(t->ents, t->cap, peer, tag, dir)->next;
-	pthread_mutex_unlock(&t->lock);
+	seq_unlock(t);
 	return n;
 }

@@ -8,6 +8,9 @@
  * rendezvous. An op that waits never holds up the ops behind it, except a
  * fence, which stops the ring until everything before it has completed.
  */
+#include <stddef.h>
+#include <string.h>
+
 #include "fw_stub/fw_internal.h"
 
 static void complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
@@ -124,6 +127,18 @@ static int deps_valid(struct fw_device *fd, const struct q_desc *d)
 	return 1;
 }
 
+/* Copy a descriptor out of shared memory once: the fixed part, then only the
+ * dependency tokens it uses (a bad count is caught by deps_valid on the copy). */
+static void read_desc(struct q_desc *dst, const struct q_desc *src)
+{
+	uint16_t n;
+
+	memcpy(dst, src, offsetof(struct q_desc, deps));
+	n = dst->num_deps <= ACCDMA_MAX_DEPS ? dst->num_deps : 0;
+	if (n)
+		memcpy(dst->deps, src->deps, n * sizeof(dst->deps[0]));
+}
+
 /* Read new descriptors from the ring, up to and including a fence. */
 static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
@@ -145,7 +160,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		 * partner completed and freed it since our last look. */
 		if (op->state == FW_OP_PEER)
 			forget_waiting(q, slot);
-		op->d = q->desc[slot];
+		read_desc(&op->d, &q->desc[slot]);
 		op->slot = slot;
 		op->gen = atomic_load_explicit(&q->cpl[slot].gen, memory_order_relaxed);
 		op->addr = NULL;
