@@ -68,6 +68,7 @@ struct accdma_world {
 	int *numa_map;
 	uint64_t spin_ns;
 	int host_poll; /* waiters run engine passes themselves (ACCDMA_POLL) */
+	int threaded;  /* engine threads run; 0: polled devices, waiters do all the work */
 	struct q_world_sh *sh;
 	uint64_t arena_size;
 	struct dma_space space;

@@ -32,6 +32,10 @@ int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd)
 			return ds->mb.result;
 		if (now >= deadline)
 			return -ETIMEDOUT;
+		if (!w->threaded) {
+			fw_device_poll(w->devs[dev].fw); /* a polled device answers when we poll it */
+			continue;
+		}
 		q_futex_wait(&ds->mb.resp_seq, resp, (int64_t)(deadline - now));
 	}
 }

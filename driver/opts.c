@@ -133,7 +133,7 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	rc |= env_i64("ACCDMA_NUM_DEVICES", 1, Q_MAX_DEVICES, &v);
 	o->num_devices = (int)v;
 	v = o->engines;
-	rc |= env_i64("ACCDMA_ENGINES", 1, Q_MAX_ENGINES, &v);
+	rc |= env_i64("ACCDMA_ENGINES", 0, Q_MAX_ENGINES, &v);
 	o->engines = (int)v;
 	v = o->queues;
 	rc |= env_i64("ACCDMA_QUEUES", 1, Q_MAX_QUEUES, &v);

@@ -71,7 +71,7 @@ int drv_poll(struct accdma_world *w)
 {
 	int progress = 0;
 
-	if (!w->host_poll)
+	if (!w->host_poll && w->threaded)
 		return 0;
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
 		progress |= fw_device_poll(w->devs[d].fw);
@@ -85,6 +85,9 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 	struct q_dev_sh *ds = q_dev(w->sh, dev);
 	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
 	int rc = -ETIMEDOUT;
+
+	if (!w->threaded)
+		spin_end = deadline; /* polled devices move only while we poll */
 
 	for (unsigned int i = 1; now < spin_end && now < deadline; i++) {
 		if (done(arg))
@@ -168,6 +171,8 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 
 	if (rc)
 		return rc;
+	if (!is_done(c) && !w->threaded)
+		drv_poll(w); /* a polled device moves only when someone polls it */
 	return is_done(c) ? consume(c, status) : -EAGAIN;
 }
 

@@ -39,7 +39,7 @@ static int opts_valid(const struct accdma_world_opts *o)
 {
 	if (o->num_devices < 1 || o->num_devices > Q_MAX_DEVICES)
 		return 0;
-	if (o->engines < 1 || o->engines > Q_MAX_ENGINES || o->queues < 1 || o->queues > Q_MAX_QUEUES)
+	if (o->engines < 0 || o->engines > Q_MAX_ENGINES || o->queues < 1 || o->queues > Q_MAX_QUEUES)
 		return 0;
 	if (o->queue_depth < 2 || o->queue_depth > 65536 || (o->queue_depth & (o->queue_depth - 1)))
 		return 0;
@@ -156,6 +156,10 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	/* engines = 0: a polled device, one engine's state and no thread. */
+	w->threaded = opts->engines > 0;
+	if (!w->threaded)
+		w->opts.engines = 1;
 	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
 	w->host_poll = !(getenv("ACCDMA_POLL") && !strcmp(getenv("ACCDMA_POLL"), "0"));
 	rc = setup_numa(w);
@@ -198,7 +202,8 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		q->mask = opts->queue_depth - 1;
 	}
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
-		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, &w->devs[d].fw);
+		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
+				     &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}

@@ -54,6 +54,10 @@ static int engine_try_pass(struct fw_engine *e)
 
 	if (atomic_exchange_explicit(&e->in_pass, 1, memory_order_acquire))
 		return -1;
+	/* One writer at a time (under in_pass): a heartbeat per pass, whoever runs it. */
+	atomic_store_explicit(&e->sh->heartbeats,
+			      atomic_load_explicit(&e->sh->heartbeats, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	progress = engine_pass(e);
 	atomic_store_explicit(&e->in_pass, 0, memory_order_release);
 	return progress;
@@ -98,9 +102,6 @@ static void *engine_main(void *arg)
 		uint32_t seq;
 		int progress;
 
-		atomic_store_explicit(&e->sh->heartbeats,
-				      atomic_load_explicit(&e->sh->heartbeats, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
 		progress = engine_try_pass(e);
 		if (progress) {
 			if (progress < 0)
@@ -171,7 +172,7 @@ void fw_device_stop(struct fw_device *fd)
 }
 
 int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, struct fw_device **out)
+		    uint64_t spin_ns, int threads, struct fw_device **out)
 {
 	struct fw_device *fd = calloc(1, sizeof(*fd));
 	int rc = -ENOMEM;
@@ -205,7 +206,9 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 			if (fd->queues[q].sh->engine == e)
 				en->queues[en->nqueues++] = &fd->queues[q];
 	}
-	for (uint32_t e = 0; e < fd->nengines; e++) {
+	for (uint32_t e = 0; !threads && e < fd->nengines; e++)
+		atomic_store(&fd->sh->engines[e].running, 1); /* polled: alive while the device is */
+	for (uint32_t e = 0; threads && e < fd->nengines; e++) {
 		rc = -pthread_create(&fd->engines[e].thread, NULL, engine_main, &fd->engines[e]);
 		if (rc)
 			goto fail;

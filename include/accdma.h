@@ -88,7 +88,9 @@ typedef int (*accdma_exec_fn)(void *arg);
  * what you need.
  * @transport:   ACCDMA_TRANSPORT_*.
  * @num_devices: devices in the world (1..1024).
- * @engines:     engine threads per device (1..16).
+ * @engines:     engine threads per device (0..16). 0: polled devices with no
+ *               threads: they move only while a host thread waits on (or tests)
+ *               a token of the world, which then does the devices' work itself.
  * @queues:      queues per device (1..64); queue i is served by engine i % engines.
  * @queue_depth: ops in flight per queue (power of two, 2..65536); post returns -EAGAIN beyond.
  * @mem_size:    device memory capacity per device, in bytes.

@@ -358,7 +358,10 @@ static void test_world_errors(void **state)
 	o.queue_depth = 3;
 	assert_int_equal(accdma_world_open(&o, &w), -EINVAL);
 	th_opts(&o, 2);
-	o.engines = 0;
+	o.engines = -1; /* 0 is valid: polled devices (test_polled) */
+	assert_int_equal(accdma_world_open(&o, &w), -EINVAL);
+	th_opts(&o, 2);
+	o.engines = 17;
 	assert_int_equal(accdma_world_open(&o, &w), -EINVAL);
 	th_opts(&o, 2);
 	o.queues = 65;

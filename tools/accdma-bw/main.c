@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	accdma_world_opts_init(&wo);
 	wo.transport = o.transport;
 	wo.num_devices = o.devices;
-	if (o.engines)
+	if (o.engines >= 0)
 		wo.engines = o.engines;
 	if (o.queue_depth) {
 		wo.queue_depth = (uint32_t)o.queue_depth;

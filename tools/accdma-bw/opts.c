@@ -73,7 +73,8 @@ static void usage(FILE *f)
 		"  -w, --warmup N        warm-up iterations (default iters/10, at most 2000)\n"
 		"  -d, --devices N       devices (default 2)\n"
 		"  -t, --transport T     local | shm (default local: all devices in this process)\n"
-		"  -E, --engines N       engine threads per device (default: library default)\n"
+		"  -E, --engines N       engine threads per device; 0: polled devices, the waiting\n"
+		"                        host thread does all the work (default: library default)\n"
 		"  -Q, --queue-depth N   queue depth (default: enough for the window, at least 256)\n"
 		"  -W, --window N        ops in flight per device (default 64)\n"
 		"  -P, --post-list N     iterations posted per doorbell (default 1)\n"
@@ -168,6 +169,7 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 	int c, i;
 
 	memset(o, 0, sizeof(*o));
+	o->engines = -1; /* the library's default */
 	o->pattern = BW_PAT_PERMUTE;
 	o->min_bytes = 8;
 	o->max_bytes = 16u << 20;
@@ -245,7 +247,7 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				goto bad;
 			break;
 		case 'E':
-			if (parse_long(optarg, 1, 16, &v))
+			if (parse_long(optarg, 0, 16, &v))
 				goto bad;
 			o->engines = (int)v;
 			break;
