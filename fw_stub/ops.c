@@ -24,8 +24,6 @@ static int is_pair_op(const struct fw_op *op)
 	return op->d.kind == ACCDMA_OP_SEND || op->d.kind == ACCDMA_OP_RECV;
 }
 
-/* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
- * by that process or a survivor's monitor, which then kicks the engines. */
 /*
  * An op waiting at the rendezvous is completed by its partner's engine, which
  * also drops this engine's reference (fw_complete_waiting): the slot may be
@@ -55,6 +53,8 @@ static void forget_waiting(struct fw_queue *q, uint32_t slot)
 	q->ops[slot].state = FW_OP_DONE;
 }
 
+/* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
+ * by that process or a survivor's monitor, which then kicks the engines. */
 static int peer_lost(const struct fw_device *fd, int32_t peer)
 {
 	return peer >= 0 && (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
