@@ -60,6 +60,7 @@ struct bw_opts {
 	uint64_t buf_budget; /* bytes per device buffer; caps the window for big sizes */
 	int64_t timeout_ms;
 	int progress;     /* -1 auto (stderr is a terminal), 0 off, 1 on */
+	int transport_set, devices_set; /* given on the command line (else: environment) */
 };
 
 /* opts.c */
@@ -138,6 +139,8 @@ void bw_ctx_destroy(struct bw_ctx *ctx);
 /* Warm up, run @iters timed iterations, verify the last. 0, or -1 with a message on stderr. */
 int bw_ctx_run(struct bw_ctx *ctx, long warmup, long iters, struct bw_sample *out);
 uint64_t bw_footprint(const struct bw_plan *plan, uint64_t bytes, int slots);
+/* shm: a barrier across every process (no-op when this process drives every device). */
+int bw_sync_ranks(accdma_world *w, int64_t timeout_ms);
 
 /* stats.c ------------------------------------------------------------- */
 double bw_now(void);

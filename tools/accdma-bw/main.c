@@ -67,7 +67,8 @@ int main(int argc, char **argv)
 	struct bw_header h;
 	accdma_world *w = NULL;
 	uint64_t sizes[MAX_SIZES], foot = 0;
-	int nsizes, si, m, r, rc, maxwin = 1, exit_code = 0;
+	int nsizes, si, m, r, rc, maxwin = 1, exit_code = 0, first = 0, nlocal, d, lsends;
+	int printer;
 	char err[160];
 	double *sec[BW_MODE__COUNT], *bwv[BW_MODE__COUNT], *p50[BW_MODE__COUNT],
 		*p99[BW_MODE__COUNT], *mref;
@@ -77,6 +78,12 @@ int main(int argc, char **argv)
 	rc = bw_opts_parse(&o, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	/* transport and world size from the environment (accdma-run, torchrun, mpirun) unless given */
+	accdma_world_opts_init(&wo);
+	if (!o.transport_set)
+		o.transport = wo.transport;
+	if (!o.devices_set && o.transport == ACCDMA_TRANSPORT_SHM && wo.transport == o.transport)
+		o.devices = wo.num_devices;
 	memset(plans, 0, sizeof(plans));
 	for (m = 0; m < BW_MODE__COUNT; m++) {
 		if (!(o.modes & (1u << m)))
@@ -99,7 +106,6 @@ int main(int argc, char **argv)
 		if (wi > maxwin)
 			maxwin = wi;
 	}
-	accdma_world_opts_init(&wo);
 	wo.transport = o.transport;
 	wo.num_devices = o.devices;
 	if (o.engines >= 0)
@@ -128,14 +134,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* shm: this process drives devices first .. first + nlocal - 1; the one with device 0 prints */
+	nlocal = accdma_world_local_devices(w, &first);
+	printer = first == 0;
+	lsends = 0;
+	for (d = first; d < first + nlocal && d < ref->ndev; d++)
+		for (m = 0; m < ref->dev[d].nops; m++)
+			lsends += ref->dev[d].ops[m].kind == ACCDMA_OP_SEND;
+
 	memset(&h, 0, sizeof(h));
 	h.o = &o;
 	h.w = w;
-	h.engines = accdma_device_info(w, 0, &info) ? wo.engines : info.engines;
+	h.engines = accdma_device_info(w, first, &info) ? wo.engines : info.engines;
 	h.queue_depth = (int)wo.queue_depth;
 	h.concurrent = ref->sends;
 	h.senders = ref->senders;
-	bw_out_begin(&h);
+	if (printer)
+		bw_out_begin(&h);
 
 	for (m = 0; m < BW_MODE__COUNT; m++) {
 		sec[m] = calloc((size_t)o.runs, sizeof(double));
@@ -184,8 +199,17 @@ int main(int argc, char **argv)
 				p99[m][r] = s.p99_us;
 				verified[m] += s.verified;
 			}
-			if (!exit_code && o.memcpy_ref)
-				mref[r] = bw_memcpy_ref(ref->sends, bytes, wi, iters);
+			/* memcpy reference: as many threads at once as there are transfers; with
+			 * shm every process copies for its own devices' sends, all together */
+			if (!exit_code && o.memcpy_ref) {
+				if (nlocal < ref->ndev && bw_sync_ranks(w, o.timeout_ms)) {
+					exit_code = 1;
+					break;
+				}
+				mref[r] = nlocal < ref->ndev
+						  ? (lsends ? bw_memcpy_ref(lsends, bytes, wi, iters) : NAN)
+						  : bw_memcpy_ref(ref->sends, bytes, wi, iters);
+			}
 		}
 		if (exit_code)
 			break;
@@ -216,10 +240,15 @@ int main(int argc, char **argv)
 			res.p50_us = o.latency ? bw_median(p50[m], o.runs) : NAN;
 			res.p99_us = o.latency ? bw_median(p99[m], o.runs) : NAN;
 			res.verified = verified[m] == o.runs;
-			bw_out_result(&h, &res);
+			if (printer)
+				bw_out_result(&h, &res);
 		}
 	}
-	bw_out_end(&h);
+	if (printer)
+		bw_out_end(&h);
+	/* shm: nobody closes (and so cuts its peers off) before everyone is done */
+	if (!exit_code && bw_sync_ranks(w, o.timeout_ms))
+		exit_code = 1;
 	for (m = 0; m < BW_MODE__COUNT; m++) {
 		free(sec[m]);
 		free(bwv[m]);

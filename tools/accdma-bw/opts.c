@@ -71,8 +71,10 @@ static void usage(FILE *f)
 		"  -s, --size N          a single size (sets first = last = N)\n"
 		"  -n, --iters N         timed iterations per size (default: ~1 GiB per device, 20..200000)\n"
 		"  -w, --warmup N        warm-up iterations (default iters/10, at most 2000)\n"
-		"  -d, --devices N       devices (default 2)\n"
-		"  -t, --transport T     local | shm (default local: all devices in this process)\n"
+		"  -d, --devices N       devices (default 2; shm: the world size, e.g. from accdma-run)\n"
+		"  -t, --transport T     local | shm (default: ACCDMA_TRANSPORT, else local: all devices in\n"
+		"                        this process). shm: accdma-run -n N -- accdma-bw ...; every rank\n"
+		"                        drives its own devices, rank 0 prints\n"
 		"  -E, --engines N       engine threads per device; 0: polled devices, the waiting\n"
 		"                        host thread does all the work (default: library default)\n"
 		"  -Q, --queue-depth N   queue depth (default: enough for the window, at least 256)\n"
@@ -237,6 +239,7 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 			if (parse_long(optarg, 1, 1024, &v))
 				goto bad;
 			o->devices = (int)v;
+			o->devices_set = 1;
 			break;
 		case 't':
 			if (!strcasecmp(optarg, "local"))
@@ -245,6 +248,7 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				o->transport = ACCDMA_TRANSPORT_SHM;
 			else
 				goto bad;
+			o->transport_set = 1;
 			break;
 		case 'E':
 			if (parse_long(optarg, 0, 16, &v))

@@ -19,11 +19,14 @@ $(B)/accdma-bw: $(BW_OBJS) $(B)/libaccdma.a
 # Smoke sweep: every pattern, both modes, a few sizes (including one that is split
 # into chunks by the engines), the last iteration of every size verified, plus a
 # latency run and the CSV/JSON writers. No timing is checked: only exit status and data.
-BW_SMOKE := timeout --kill-after=10 300 env TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" \
-	$(B)/accdma-bw --no-progress --runs 1 --iters 40 --warmup 4 --window 16 --no-memcpy
+BW_ENV := timeout --kill-after=10 300 env TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1"
+BW_SMOKE_ARGS := --no-progress --runs 1 --iters 40 --warmup 4 --window 16 --no-memcpy
+BW_SMOKE := $(BW_ENV) $(B)/accdma-bw $(BW_SMOKE_ARGS)
+# the same under the shm transport: one process per device, rank 0 prints
+BW_SHM := $(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/accdma-bw
 
 .PHONY: check-accdma-bw plot
-check-accdma-bw: $(B)/accdma-bw
+check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
 	@set -e; \
 	for p in pair bidir permute pipeline chain; do \
 	  echo "== accdma-bw --pattern $$p --devices 4"; \
@@ -35,6 +38,9 @@ check-accdma-bw: $(B)/accdma-bw
 	$(BW_SMOKE) --pattern permute --devices 3 --post-list 4 --size 4097 > /dev/null; \
 	echo "== accdma-bw --latency"; \
 	$(BW_SMOKE) --latency --pattern permute --devices 2 --size 8 > /dev/null; \
+	echo "== accdma-run -n 2 -- accdma-bw (shm, one process per device)"; \
+	$(BW_SHM) $(BW_SMOKE_ARGS) --pattern permute --min-bytes 8 --max-bytes 1M --factor 64 > /dev/null; \
+	$(BW_SHM) $(BW_SMOKE_ARGS) --engines 0 --pattern pair --size 4097 > /dev/null; \
 	echo "== accdma-bw --csv / --json"; \
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
 	$(BW_SMOKE) --json --pattern pair --size 64 | grep -q '"verified": true'; \

@@ -2,8 +2,10 @@
 /*
  * run.c - the posting loop.
  *
- * One host thread drives every device of the world (the local transport
- * puts them all in this process). Each device keeps up to `win` iterations
+ * One host thread drives every device of the world that this process owns:
+ * all of them for the local transport, its own for shm (accdma-run starts one
+ * process per device; the others' devices are left out here, their processes
+ * post their parts, and bw_sync_ranks() lines the runs up). Each device keeps up to `win` iterations
  * in flight; iteration k uses buffer slot k % win, so a slot is reused only
  * after the iteration that used it before has been waited on: no two ops in
  * flight touch the same bytes. An iteration's ops go out with one doorbell
@@ -57,6 +59,37 @@ struct bw_ctx {
 };
 
 static unsigned next_seed = 1;
+
+/* A device that another process drives (shm): it posts nothing here. */
+static const struct bw_devplan not_local;
+
+int bw_sync_ranks(accdma_world *w, int64_t timeout_ms)
+{
+	accdma_token tok[64];
+	accdma_queue *q;
+	int first, n = accdma_world_local_devices(w, &first), d, rc;
+
+	if (n < 0)
+		return n;
+	if (n >= accdma_world_size(w))
+		return 0;
+	if (n > 64)
+		return -E2BIG;
+	for (d = 0; d < n; d++) {
+		rc = accdma_queue_get(w, first + d, 0, &q);
+		if (!rc)
+			rc = accdma_barrier(q, NULL, 0, &tok[d]);
+		if (rc) {
+			fprintf(stderr, "accdma-bw: barrier on device %d: %s\n", first + d,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	rc = accdma_wait_all(w, tok, n, timeout_ms, NULL);
+	if (rc)
+		fprintf(stderr, "accdma-bw: waiting for the other ranks: %s\n", strerror(-rc));
+	return rc;
+}
 
 static uint64_t stride_of(uint64_t bytes)
 {
@@ -354,7 +387,7 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 		  const struct bw_plan *plan, uint64_t bytes, int win_iters, int slots)
 {
 	struct bw_ctx *c = calloc(1, sizeof(*c));
-	int d, rc;
+	int d, rc, first = 0, nlocal;
 
 	(void)slots;
 	if (!c)
@@ -378,12 +411,17 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 		rc = -ENOMEM;
 		goto fail;
 	}
+	nlocal = accdma_world_local_devices(w, &first);
+	if (nlocal < 0) {
+		rc = nlocal;
+		goto fail;
+	}
 	for (d = 0; d < c->ndev; d++) {
 		struct bw_devstate *ds = &c->dev[d];
 		uint64_t srclen = c->stride * (uint64_t)c->win;
 		uint64_t dstlen = srclen * (uint64_t)plan->max_nsub;
 
-		ds->dp = &plan->dev[d];
+		ds->dp = d >= first && d < first + nlocal ? &plan->dev[d] : &not_local;
 		if (!ds->dp->nops)
 			continue;
 		rc = accdma_queue_get(w, d, 0, &ds->q);
@@ -455,7 +493,11 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 
 	memset(s, 0, sizeof(*s));
 	s->iters = iters;
+	if (bw_sync_ranks(c->w, c->o->timeout_ms))
+		return -1;
 	if (warmup > 0 && (lat ? loop_lat(c, warmup, 0, NULL) : loop_bw(c, warmup, 0)))
+		return -1;
+	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
 	if (lat) {
 		double *v = calloc((size_t)iters, sizeof(*v));
