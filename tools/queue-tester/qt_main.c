@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "qt_ctl.h"
 #include "qt_parse.h"
 #include "qt_random.h"
 #include "qt_report.h"
@@ -28,6 +30,31 @@ struct cli {
 	uint64_t seed;
 	int seed_set;
 	const char *outdir;
+	/* shm: */
+	struct qt_ctl ctl;      /* a rank of a launched world (world mode) */
+	int world;              /* 1 in world mode */
+	int world_devices;      /* world mode: processes x local devices */
+	int result_fd;          /* world mode under queue-tester's own launcher: rank 0's results */
+	int spawn;              /* launcher mode: -t shm started outside any world */
+	int max_procs;          /* launcher mode: the largest process count */
+	char self[4096];        /* launcher mode: this program */
+	FILE *devnull;
+};
+
+/*
+ * The result of one scenario (one device count, all iterations) on one
+ * process, as ranks send it to rank 0, and as rank 0 of a world started by
+ * queue-tester's own launcher sends the merged one to the launcher: this
+ * header, then the detail lines (already formatted).
+ */
+struct wire {
+	int32_t pass;
+	int32_t N;
+	uint64_t ops;
+	uint64_t bytes;
+	double ms;
+	char reason[512];
+	uint32_t textlen;
 };
 
 static void usage(FILE *f)
@@ -36,7 +63,13 @@ static void usage(FILE *f)
 		"usage: queue-tester [options] FILE|DIR...\n"
 		"Runs accdma scenarios (docs/scenarios.md) and checks every byte.\n"
 		"A DIR runs every *.acc file in it, in name order.\n\n"
-		"  -t, --transport T     local (default) or shm\n"
+		"  -t, --transport T     local (default) or shm. shm: one process per device;\n"
+		"                        under a launcher (accdma-run, torchrun, mpirun) this\n"
+		"                        process is one rank and runs the device counts equal to\n"
+		"                        the world's; otherwise queue-tester starts N processes\n"
+		"                        of itself for every scenario and device count\n"
+		"      --max-procs P     -t shm without a launcher: skip device counts above P\n"
+		"                        (default 64)\n"
 		"  -n, --devices N       run with N devices instead of the file's 'devices' list\n"
 		"  -i, --iterations K    run each scenario K times (default 1)\n"
 		"  -T, --timeout MS      no-progress timeout for scenarios without their own\n"
@@ -64,7 +97,248 @@ static int parse_num(const char *s, long long lo, long long hi, long long *v)
 	return (errno || *end || end == s || *v < lo || *v > hi) ? -1 : 0;
 }
 
-static void run_scenario(struct cli *c, const struct qt_scenario *sc)
+/* Run one scenario at @N here: every device in this process, or this rank's part of a world. */
+static void run_here(struct cli *c, const struct qt_scenario *sc, int N)
+{
+	struct qt_result r;
+	FILE *saved = c->out.f, *mem = NULL;
+	char *text = NULL;
+	size_t tlen = 0;
+	int pass = 1;
+
+	memset(&r, 0, sizeof(r));
+	if (c->world) {
+		/* this rank's detail lines go to rank 0 with its result */
+		mem = open_memstream(&text, &tlen);
+		if (!mem) {
+			fprintf(stderr, "queue-tester: out of memory\n");
+			exit(1);
+		}
+		c->out.f = mem;
+	}
+	for (int it = 0; it < c->iterations; it++) {
+		struct qt_result one;
+		int ret;
+
+		memset(&one, 0, sizeof(one));
+		one.ops = r.ops;
+		one.bytes = r.bytes;
+		one.ms = r.ms;
+		ret = qt_run(sc, N, &c->ro, &one);
+		if (!one.pass && pass) {
+			pass = 0;
+			snprintf(r.reason, sizeof(r.reason), "%s", one.reason);
+			if (c->iterations > 1)
+				qt_out_detail(&c->out, "iteration %d of %d failed", it + 1,
+					      c->iterations);
+		}
+		r.ops = one.ops;
+		r.bytes = one.bytes;
+		r.ms = one.ms;
+		if (ret) /* failed here or on another rank: every rank stops */
+			break;
+	}
+	r.N = N;
+	r.pass = pass;
+	if (!c->world) {
+		qt_out_result(&c->out, sc->name, &r);
+		return;
+	}
+	fclose(mem);
+	c->out.f = saved;
+
+	/* rank 0 merges: passed everywhere, ops and bytes summed, the slowest time,
+	 * the first failing rank's reason, every rank's details in rank order */
+	struct wire w, m;
+	uint32_t lens[QT_MAX_DEVICES];
+	char *blob = malloc(sizeof(w) + tlen), *all, *p, *merged;
+	size_t mlen = 0;
+
+	if (!blob) {
+		fprintf(stderr, "queue-tester: out of memory\n");
+		exit(1);
+	}
+	memset(&w, 0, sizeof(w));
+	w.pass = r.pass;
+	w.N = N;
+	w.ops = r.ops;
+	w.bytes = r.bytes;
+	w.ms = r.ms;
+	memcpy(w.reason, r.reason, sizeof(w.reason));
+	w.reason[sizeof(w.reason) - 1] = 0;
+	w.textlen = (uint32_t)tlen;
+	memcpy(blob, &w, sizeof(w));
+	memcpy(blob + sizeof(w), text, tlen);
+	free(text);
+	qt_ctl_allgather(&c->ctl, blob, (uint32_t)(sizeof(w) + tlen), &all, lens);
+	free(blob);
+	if (c->ctl.rank != 0) {
+		free(all);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.pass = 1;
+	m.N = N;
+	merged = malloc(sizeof(m));
+	p = all;
+	for (int q = 0; q < c->ctl.nprocs; q++) {
+		struct wire h;
+
+		if (lens[q] < sizeof(h)) {
+			m.pass = 0;
+			continue;
+		}
+		memcpy(&h, p, sizeof(h));
+		if (h.textlen != lens[q] - sizeof(h))
+			h.textlen = 0;
+		if (!h.pass && m.pass)
+			memcpy(m.reason, h.reason, sizeof(m.reason));
+		m.pass &= h.pass != 0;
+		m.ops += h.ops;
+		m.bytes += h.bytes;
+		if (h.ms > m.ms)
+			m.ms = h.ms;
+		char *nm = realloc(merged, sizeof(m) + mlen + h.textlen);
+
+		if (!nm) {
+			fprintf(stderr, "queue-tester: out of memory\n");
+			exit(1);
+		}
+		merged = nm;
+		memcpy(merged + sizeof(m) + mlen, p + sizeof(h), h.textlen);
+		mlen += h.textlen;
+		p += lens[q];
+	}
+	free(all);
+	m.reason[sizeof(m.reason) - 1] = 0;
+	m.textlen = (uint32_t)mlen;
+	if (c->result_fd >= 0) {
+		/* started by queue-tester's launcher: it prints */
+		size_t len = sizeof(m) + mlen, off = 0;
+
+		memcpy(merged, &m, sizeof(m));
+		while (off < len) {
+			ssize_t n = write(c->result_fd, merged + off, len - off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+	} else {
+		fwrite(merged + sizeof(m), 1, mlen, c->out.f);
+		memset(&r, 0, sizeof(r));
+		r.pass = m.pass;
+		r.N = N;
+		r.ops = m.ops;
+		r.bytes = m.bytes;
+		r.ms = m.ms;
+		memcpy(r.reason, m.reason, sizeof(r.reason));
+		qt_out_result(&c->out, sc->name, &r);
+	}
+	free(merged);
+}
+
+/* -t shm without a launcher: run the scenario at @N as N processes of queue-tester. */
+static void run_spawned(struct cli *c, const struct qt_scenario *sc, int N, const uint64_t *seed)
+{
+	char nbuf[16], ibuf[16], tbuf[32], qbuf[16], ebuf[16], sbuf[32], mbuf[16];
+	char *argv[32];
+	struct qt_spawn_res res;
+	struct qt_result r;
+	struct wire w;
+	int a = 0, good = 0, rc;
+
+	snprintf(nbuf, sizeof(nbuf), "%d", N);
+	snprintf(ibuf, sizeof(ibuf), "%d", c->iterations);
+	snprintf(tbuf, sizeof(tbuf), "%lld", (long long)c->ro.timeout_ms);
+	argv[a++] = c->self;
+	argv[a++] = "--result-fd";
+	argv[a++] = "3";
+	argv[a++] = "-t";
+	argv[a++] = "shm";
+	argv[a++] = "-n";
+	argv[a++] = nbuf;
+	argv[a++] = "-i";
+	argv[a++] = ibuf;
+	argv[a++] = "-T";
+	argv[a++] = tbuf;
+	if (c->ro.queue_depth) {
+		snprintf(qbuf, sizeof(qbuf), "%u", c->ro.queue_depth);
+		argv[a++] = "-q";
+		argv[a++] = qbuf;
+	}
+	if (c->ro.engines) {
+		snprintf(ebuf, sizeof(ebuf), "%d", c->ro.engines);
+		argv[a++] = "-e";
+		argv[a++] = ebuf;
+	}
+	if (c->out.verbose)
+		argv[a++] = "-v";
+	if (c->out.tap)
+		argv[a++] = "--tap";
+	if (seed) {
+		snprintf(sbuf, sizeof(sbuf), "%llu", (unsigned long long)*seed);
+		snprintf(mbuf, sizeof(mbuf), "%d", c->random_devices);
+		argv[a++] = "-r";
+		argv[a++] = "1";
+		argv[a++] = "-s";
+		argv[a++] = sbuf;
+		argv[a++] = "--max-devices";
+		argv[a++] = mbuf;
+	} else {
+		argv[a++] = "--";
+		argv[a++] = (char *)sc->file;
+	}
+	argv[a] = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.N = N;
+	rc = qt_spawn(c->self, argv, N, 3, &res);
+	if (rc < 0) {
+		snprintf(r.reason, sizeof(r.reason), "cannot start %d processes: %s", N,
+			 strerror(-rc));
+		qt_out_detail(&c->out, "%s", r.reason);
+		qt_out_result(&c->out, sc->name, &r);
+		return;
+	}
+	if (res.len >= sizeof(w)) {
+		memcpy(&w, res.blob, sizeof(w));
+		good = w.N == N && w.textlen == res.len - sizeof(w);
+	}
+	if (good) {
+		fwrite(res.blob + sizeof(w), 1, w.textlen, c->out.f);
+		r.pass = w.pass != 0;
+		r.ops = w.ops;
+		r.bytes = w.bytes;
+		r.ms = w.ms;
+		w.reason[sizeof(w.reason) - 1] = 0;
+		memcpy(r.reason, w.reason, sizeof(r.reason));
+	}
+	if (res.failed_rank >= 0 || !good) {
+		char why[200];
+
+		if (res.failed_rank < 0)
+			snprintf(why, sizeof(why), "rank 0 sent no result");
+		else if (res.status > 128)
+			snprintf(why, sizeof(why), "rank %d was killed by signal %d%s", res.failed_rank,
+				 res.status - 128, good ? " after the run" : "");
+		else
+			snprintf(why, sizeof(why), "rank %d exited with status %d%s%s", res.failed_rank,
+				 res.status, good ? " after the run" : "",
+				 " (see its messages on stderr)");
+		qt_out_detail(&c->out, "%s", why);
+		if (r.pass || !good)
+			snprintf(r.reason, sizeof(r.reason), "%s", why);
+		r.pass = 0;
+	}
+	free(res.blob);
+	qt_out_result(&c->out, sc->name, &r);
+}
+
+/* @seed: the random scenario's seed (NULL: a file). */
+static void run_scenario(struct cli *c, const struct qt_scenario *sc, const uint64_t *seed)
 {
 	int counts[QT_MAX_SWEEP], n = 0;
 
@@ -75,39 +349,32 @@ static void run_scenario(struct cli *c, const struct qt_scenario *sc)
 			counts[n++] = sc->devices[k];
 	}
 	for (int k = 0; k < n; k++) {
-		struct qt_result r;
+		char why[160];
 
 		if (c->list) {
 			fprintf(c->out.f, "%s N=%d (%s)\n", sc->name, counts[k], sc->file);
 			continue;
 		}
-		memset(&r, 0, sizeof(r));
-		int pass = 1;
-
-		for (int it = 0; it < c->iterations; it++) {
-			struct qt_result one;
-
-			memset(&one, 0, sizeof(one));
-			one.ops = r.ops;
-			one.bytes = r.bytes;
-			one.ms = r.ms;
-			if (qt_run(sc, counts[k], &c->ro, &one) && pass) {
-				pass = 0;
-				snprintf(r.reason, sizeof(r.reason), "%s%s", c->iterations > 1 ?
-					 "" : "", one.reason);
-				if (c->iterations > 1)
-					qt_out_detail(&c->out, "iteration %d of %d failed", it + 1,
-						      c->iterations);
-			}
-			r.ops = one.ops;
-			r.bytes = one.bytes;
-			r.ms = one.ms;
-			if (!pass)
-				break;
+		if (c->world && counts[k] != c->world_devices) {
+			/* a world runs the device counts of its size: one line per skip
+			 * for TAP, a count before the summary otherwise */
+			snprintf(why, sizeof(why), "(this world has %d devices)", c->world_devices);
+			if (c->out.tap)
+				qt_out_skip(&c->out, sc->name, counts[k], why);
+			else
+				c->out.skipped++;
+			continue;
 		}
-		r.N = counts[k];
-		r.pass = pass;
-		qt_out_result(&c->out, sc->name, &r);
+		if (c->spawn && counts[k] > c->max_procs) {
+			snprintf(why, sizeof(why), "(%d processes: more than --max-procs %d)",
+				 counts[k], c->max_procs);
+			qt_out_skip(&c->out, sc->name, counts[k], why);
+			continue;
+		}
+		if (c->spawn)
+			run_spawned(c, sc, counts[k], seed);
+		else
+			run_here(c, sc, counts[k]);
 	}
 }
 
@@ -135,7 +402,7 @@ static void run_file(struct cli *c, const char *path)
 		parse_failed(c, path, err);
 		return;
 	}
-	run_scenario(c, sc);
+	run_scenario(c, sc, NULL);
 	qt_scenario_free(sc);
 }
 
@@ -185,7 +452,9 @@ static void run_random(struct cli *c)
 {
 	for (long k = 0; k < c->random; k++) {
 		uint64_t seed = c->seed + (uint64_t)k;
-		char *text = qt_random_scenario(seed, c->random_devices);
+		/* a world's ranks generate the scenario for the world's size */
+		char *text = qt_random_scenario_n(seed, c->random_devices,
+						  c->world ? c->world_devices : 0);
 		char name[64], err[512];
 		struct qt_scenario *sc;
 
@@ -201,9 +470,9 @@ static void run_random(struct cli *c)
 		}
 		int failed_before = c->out.failed;
 
-		run_scenario(c, sc);
+		run_scenario(c, sc, &seed);
 		qt_scenario_free(sc);
-		if (c->out.failed != failed_before) {
+		if (c->out.failed != failed_before && c->result_fd < 0) {
 			char path[4096];
 			FILE *f;
 
@@ -223,6 +492,68 @@ static void run_random(struct cli *c)
 	}
 }
 
+/*
+ * -t shm: under a launcher (RANK and WORLD_SIZE set), this process is one
+ * rank of a world: join the other ranks' control channel; only rank 0 prints.
+ * Otherwise queue-tester is the launcher: find this program to start it again.
+ * Return: 0, or -1 (a message was printed).
+ */
+static int shm_setup(struct cli *c)
+{
+	int rank = 0, nprocs = 1, ld = 1, e = qt_ctl_from_env(&rank, &nprocs, &ld);
+	char err[512];
+	ssize_t n;
+
+	if (e < 0) {
+		fprintf(stderr, "queue-tester: RANK/WORLD_SIZE/ACCDMA_LOCAL_DEVICES are not valid "
+			"(RANK must be in 0..WORLD_SIZE-1)\n");
+		return -1;
+	}
+	if (e == 0) {
+		if (c->result_fd >= 0) {
+			fprintf(stderr, "queue-tester: --result-fd is for ranks that queue-tester "
+				"starts itself\n");
+			return -1;
+		}
+		n = readlink("/proc/self/exe", c->self, sizeof(c->self) - 1);
+		if (n <= 0 || (size_t)n >= sizeof(c->self) - 1) {
+			fprintf(stderr, "queue-tester: cannot find this program (/proc/self/exe): "
+				"start it under accdma-run instead\n");
+			return -1;
+		}
+		c->self[n] = 0;
+		c->spawn = 1;
+		return 0;
+	}
+	c->world_devices = nprocs * ld;
+	if (c->devices && c->devices != c->world_devices) {
+		if (rank == 0)
+			fprintf(stderr, "queue-tester: -n %d, but this world has %d devices (%d "
+				"processes x %d)\n", c->devices, c->world_devices, nprocs, ld);
+		return -1;
+	}
+	c->world = 1;
+	if (rank != 0 || c->result_fd >= 0) {
+		/* rank 0 prints (or sends its results to the launcher); the others say nothing */
+		c->devnull = fopen("/dev/null", "w");
+		if (!c->devnull) {
+			fprintf(stderr, "queue-tester: /dev/null: %s\n", strerror(errno));
+			return -1;
+		}
+		c->out.f = c->devnull;
+	}
+	if (c->list)
+		return 0;
+	if (qt_ctl_open(&c->ctl, rank, nprocs, ld, 60000, err, sizeof(err))) {
+		fprintf(stderr, "queue-tester: rank %d: %s\n", rank, err);
+		return -1;
+	}
+	c->ro.ctl = &c->ctl;
+	if (nprocs > 1)
+		c->out.rank = rank;
+	return 0;
+}
+
 /**
  * main() - queue-tester's entry point.
  * @argc/@argv: the command line (see usage()).
@@ -230,7 +561,7 @@ static void run_random(struct cli *c)
  */
 int main(int argc, char **argv)
 {
-	enum { OPT_TAP = 256, OPT_MAXDEV };
+	enum { OPT_TAP = 256, OPT_MAXDEV, OPT_MAXPROCS, OPT_RESULT_FD };
 	static const struct option longopts[] = {
 		{ "transport", required_argument, NULL, 't' },
 		{ "devices", required_argument, NULL, 'n' },
@@ -246,6 +577,9 @@ int main(int argc, char **argv)
 		{ "engines", required_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
+		/* internal: a rank started by queue-tester's own launcher */
+		{ "result-fd", required_argument, NULL, OPT_RESULT_FD },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli c;
@@ -260,6 +594,9 @@ int main(int argc, char **argv)
 	c.iterations = 1;
 	c.random_devices = 8;
 	c.outdir = ".";
+	c.out.rank = -1;
+	c.result_fd = -1;
+	c.max_procs = 64;
 	while ((opt = getopt_long(argc, argv, "t:n:i:T:s:r:o:lq:e:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
@@ -329,6 +666,16 @@ int main(int argc, char **argv)
 		case 'v':
 			c.out.verbose = 1;
 			break;
+		case OPT_MAXPROCS:
+			if (parse_num(optarg, 1, QT_MAX_DEVICES, &v))
+				goto bad;
+			c.max_procs = (int)v;
+			break;
+		case OPT_RESULT_FD:
+			if (parse_num(optarg, 3, 1000, &v))
+				goto bad;
+			c.result_fd = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -343,7 +690,9 @@ int main(int argc, char **argv)
 	}
 	if (c.random && !c.seed_set)
 		c.seed = (uint64_t)time(NULL);
-	if (!c.list)
+	if (c.ro.transport == ACCDMA_TRANSPORT_SHM && shm_setup(&c))
+		return c.world ? 1 : 2;
+	if (!c.list && c.result_fd < 0)
 		qt_out_begin(&c.out);
 	if (c.random)
 		qt_out_detail(&c.out, "random scenarios: seed %llu, count %ld",
@@ -351,8 +700,29 @@ int main(int argc, char **argv)
 	for (int k = optind; k < argc; k++)
 		run_path(&c, argv[k]);
 	run_random(&c);
-	if (!c.list)
+	if (c.world && !c.out.tap && c.out.skipped)
+		qt_out_detail(&c.out, "skipped %d scenario run(s) for other device counts than this "
+			      "world's %d (queue-tester -t shm without a launcher runs them all)",
+			      c.out.skipped, c.world_devices);
+	if (!c.list && c.result_fd < 0)
 		qt_out_summary(&c.out);
+	if (c.world && !c.list) {
+		/* every rank exits with rank 0's verdict (a launcher reports the first failure);
+		 * under queue-tester's own launcher a rank exits 0 once its results are out:
+		 * any other status means it crashed or a sanitizer complained */
+		int32_t failed = c.out.failed, verdict = 0;
+		uint32_t lens[QT_MAX_DEVICES];
+		char *all;
+
+		qt_ctl_allgather(&c.ctl, &failed, sizeof(failed), &all, lens);
+		if (lens[0] == sizeof(verdict))
+			memcpy(&verdict, all, sizeof(verdict));
+		free(all);
+		qt_ctl_close(&c.ctl);
+		if (c.devnull)
+			fclose(c.devnull);
+		return c.result_fd >= 0 ? 0 : verdict ? 1 : 0;
+	}
 	return c.out.failed ? 1 : 0;
 bad:
 	fprintf(stderr, "queue-tester: bad value '%s' for -%c\n", optarg, opt < 256 ? opt : '-');

@@ -43,6 +43,17 @@ struct round {
  */
 char *qt_random_scenario(uint64_t seed, int max_devices)
 {
+	return qt_random_scenario_n(seed, max_devices, 0);
+}
+
+/**
+ * qt_random_scenario_n() - generate one scenario, maybe for a given device count.
+ * @seed/@max_devices: as qt_random_scenario(). @devices: 0, or the device count
+ * to use instead of the one drawn (the rest is drawn as for that seed).
+ * Return: the text (free() it), or NULL when out of memory.
+ */
+char *qt_random_scenario_n(uint64_t seed, int max_devices, int devices)
+{
 	struct rng r = { seed * 0x2545f4914f6cdd1dull + 1 };
 	struct round rounds[MAX_ROUNDS];
 	char *text = NULL;
@@ -56,6 +67,8 @@ char *qt_random_scenario(uint64_t seed, int max_devices)
 	if (max_devices > 1024)
 		max_devices = 1024;
 	N = 2 + rint_(&r, max_devices - 1);
+	if (devices >= 2 && devices <= 1024)
+		N = devices;
 	R = 1 + rint_(&r, MAX_ROUNDS);
 	S = 1 + rint_(&r, 64);
 	memset(rounds, 0, sizeof(rounds));

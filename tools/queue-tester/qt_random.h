@@ -19,4 +19,13 @@
  */
 char *qt_random_scenario(uint64_t seed, int max_devices);
 
+/**
+ * qt_random_scenario_n() - generate one scenario for a given device count
+ * (a shm world of that many processes runs it).
+ * @seed/@max_devices: as qt_random_scenario(). @devices: 0 (drawn), or 2..1024:
+ * the device count to use instead of the one drawn.
+ * Return: the scenario text (free() it), or NULL when out of memory.
+ */
+char *qt_random_scenario_n(uint64_t seed, int max_devices, int devices);
+
 #endif

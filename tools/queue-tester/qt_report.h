@@ -25,7 +25,11 @@ struct qt_result {
 	char reason[512];
 };
 
-/** struct qt_out - output state. @tap: TAP output. @verbose: more details. */
+/**
+ * struct qt_out - output state. @tap: TAP output. @verbose: more details.
+ * @rank: with several processes, this process's rank (named in its watchdog
+ * report); -1 otherwise.
+ */
 struct qt_out {
 	FILE *f;
 	int tap;
@@ -33,6 +37,8 @@ struct qt_out {
 	int count;
 	int passed;
 	int failed;
+	int skipped;
+	int rank;
 };
 
 /**
@@ -52,6 +58,13 @@ void qt_out_detail(struct qt_out *o, const char *fmt, ...) __attribute__((format
  * @o: the output. @name: the scenario's name. @r: its result.
  */
 void qt_out_result(struct qt_out *o, const char *name, const struct qt_result *r);
+
+/**
+ * qt_out_skip() - print that a scenario was not run, and why (not counted as
+ * passed or failed; TAP: "ok K - ... # SKIP why").
+ * @o: the output. @name: the scenario's name. @N: its device count. @why: the reason.
+ */
+void qt_out_skip(struct qt_out *o, const char *name, int N, const char *why);
 
 /**
  * qt_out_summary() - print "X passed, Y failed" (the TAP plan before it in TAP mode).

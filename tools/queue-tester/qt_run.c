@@ -63,6 +63,7 @@ struct run {
 	int64_t timeout;
 	struct exec_arg *args;
 	int failed;
+	accdma_key *keys_all; /* every device's region keys: [rank * nbufs + buffer] */
 };
 
 static double now_ms(void)
@@ -338,12 +339,11 @@ static int post_one(struct run *rn, struct devrt *d, int idx)
 		op.kind = ACCDMA_OP_RECV;
 		break;
 	case QO_WRITE: {
-		int pd = in->peer - rn->first;
-
 		op.kind = ACCDMA_OP_WRITE;
-		/* keys of non-local peers are assumed to match ours (same allocation order) */
-		op.remote_key = pd >= 0 && pd < rn->ndev ? rn->dev[pd].keys[in->buf2] :
-							    d->keys[in->buf2];
+		/* the peer's key for that buffer (exchanged between processes under shm);
+		 * a peer out of range is refused by accdma_post() */
+		op.remote_key = in->peer >= 0 && in->peer < rn->plan->N ?
+			rn->keys_all[(size_t)in->peer * QT_MAX_BUFFERS + (size_t)in->buf2] : 0;
 		op.remote_offset = (uint64_t)in->off2 * qt_type_size(rn->sc->bufs[in->buf2].type);
 		break;
 	}
@@ -627,11 +627,9 @@ out:
 	return ret;
 }
 
-/* After a stall: settle what completed, cancel what is stuck. Return 0 if everything settled. */
-static int settle_after_stall(struct run *rn)
+/* After a stall: settle what completed, mark the rest stuck. */
+static void mark_stuck(struct run *rn)
 {
-	int unsettled = 0;
-
 	for (int k = 0; k < rn->ndev; k++) {
 		struct devrt *d = &rn->dev[k];
 
@@ -647,6 +645,13 @@ static int settle_after_stall(struct run *rn)
 			d->state[j] = IS_STUCK;
 		}
 	}
+}
+
+/* Cancel what is stuck and wait for it. Return 0 if everything settled. */
+static int cancel_stuck(struct run *rn)
+{
+	int unsettled = 0;
+
 	for (int k = 0; k < rn->ndev; k++) {
 		struct devrt *d = &rn->dev[k];
 
@@ -828,9 +833,213 @@ static int setup_buffers(struct run *rn)
 	return 0;
 }
 
+/* The blob each process contributes to the key exchange. */
+struct keys_msg {
+	int32_t ok;
+	int32_t first;
+	int32_t ndev;
+	uint32_t keys[]; /* ndev * QT_MAX_BUFFERS */
+};
+
+/*
+ * Every process contributes its devices' region keys (and whether its setup
+ * succeeded); every process gets every device's keys, so that a `write` names
+ * the peer's real key. This is also the point after which every buffer of
+ * every device holds its initial contents. Return: 1 if every rank is ready.
+ */
+static int exchange_keys(struct run *rn, int ok)
+{
+	size_t per = sizeof(uint32_t) * QT_MAX_BUFFERS;
+	size_t len = sizeof(struct keys_msg) + (ok ? per * (size_t)rn->ndev : 0);
+	struct keys_msg *m = calloc(1, len);
+	uint32_t lens[QT_MAX_DEVICES];
+	int nprocs = rn->o->ctl ? rn->o->ctl->nprocs : 1, all_ok = 1;
+	char *all, *p;
+
+	if (!m) {
+		fprintf(stderr, "queue-tester: out of memory\n");
+		exit(1);
+	}
+	m->ok = ok;
+	m->first = ok ? rn->first : 0;
+	m->ndev = ok ? rn->ndev : 0;
+	for (int k = 0; ok && k < rn->ndev; k++)
+		memcpy(m->keys + (size_t)k * QT_MAX_BUFFERS, rn->dev[k].keys, per);
+	qt_ctl_allgather(rn->o->ctl, m, (uint32_t)len, &all, lens);
+	free(m);
+	p = all;
+	for (int q = 0; q < nprocs; q++) {
+		struct keys_msg h;
+
+		if (lens[q] < sizeof(h)) {
+			all_ok = 0;
+			continue;
+		}
+		memcpy(&h, p, sizeof(h));
+		if (!h.ok || h.first < 0 || h.ndev < 0 || !rn->plan || h.first > rn->plan->N - h.ndev ||
+		    lens[q] != sizeof(h) + per * (size_t)h.ndev) {
+			all_ok = 0;
+		} else if (rn->keys_all) {
+			memcpy(rn->keys_all + (size_t)h.first * QT_MAX_BUFFERS, p + sizeof(h),
+			       per * (size_t)h.ndev);
+		}
+		p += lens[q];
+	}
+	free(all);
+	return all_ok;
+}
+
+/*
+ * Meeting 2 under shm: every process stopped driving. A stalled process
+ * contributes its wait-for edges (a send/recv waiting for the matching op of
+ * a peer, as accdma_find_cycle() counts them: the library sees only this
+ * process's devices); the lowest stalled rank prints a cycle that spans
+ * processes, if there is one.
+ */
+static void meet_stopped(struct run *rn, int stalled)
+{
+	enum { MAX_EDGES = 4096 };
+	struct qt_ctl *c = rn->o->ctl;
+	int32_t *mine = NULL;
+	int n = 0, N = rn->plan ? rn->plan->N : 0, lowest = -1, len = 0;
+	uint32_t lens[QT_MAX_DEVICES];
+	char *all;
+
+	if (!c || c->nprocs == 1)
+		return;
+	if (stalled && rn->w) {
+		struct accdma_op_info *infos = malloc(sizeof(*infos) * 1024);
+
+		mine = malloc(sizeof(int32_t) * 2 * MAX_EDGES);
+		for (int k = 0; infos && mine && k < rn->ndev; k++) {
+			int cnt = accdma_pending(rn->w, rn->first + k, infos, 1024);
+
+			for (int j = 0; j < cnt && j < 1024 && n < MAX_EDGES; j++)
+				if ((infos[j].kind == ACCDMA_OP_SEND || infos[j].kind == ACCDMA_OP_RECV) &&
+				    infos[j].stage == ACCDMA_STAGE_PEER && infos[j].peer != rn->first + k &&
+				    infos[j].peer >= 0 && infos[j].peer < N) {
+					mine[2 * n] = rn->first + k;
+					mine[2 * n + 1] = infos[j].peer;
+					n++;
+				}
+		}
+		free(infos);
+	}
+	/* a stalled process sends at least a marker (-1, -1) */
+	if (stalled && !n && mine) {
+		mine[0] = mine[1] = -1;
+		n = 1;
+	}
+	qt_ctl_allgather(c, mine, (uint32_t)(sizeof(int32_t) * 2 * (size_t)n), &all, lens);
+	free(mine);
+	for (int q = 0; q < c->nprocs && lowest < 0; q++)
+		if (lens[q])
+			lowest = q;
+	if (lowest == c->rank && N > 0) {
+		uint8_t *edge = calloc((size_t)N * (size_t)N, 1), *color = calloc((size_t)N, 1);
+		int *stack = calloc((size_t)N, sizeof(int)), *cyc = calloc((size_t)N, sizeof(int));
+		size_t off = 0;
+
+		for (int q = 0; edge && q < c->nprocs; q++) {
+			for (uint32_t e = 0; e + 8 <= lens[q]; e += 8) {
+				int32_t a, b;
+
+				memcpy(&a, all + off + e, 4);
+				memcpy(&b, all + off + e + 4, 4);
+				if (a >= 0 && a < N && b >= 0 && b < N)
+					edge[(size_t)a * (size_t)N + (size_t)b] = 1;
+			}
+			off += lens[q];
+		}
+		/* depth-first search for a back edge */
+		for (int v = 0; edge && color && stack && cyc && v < N && !len; v++) {
+			int depth = 0;
+
+			if (color[v])
+				continue;
+			/* iterative DFS: stack of (vertex, next neighbour) */
+			int *it = calloc((size_t)N, sizeof(int));
+
+			if (!it)
+				break;
+			stack[0] = v;
+			color[v] = 1;
+			while (depth >= 0 && !len) {
+				int x = stack[depth], u = it[depth]++;
+
+				if (u >= N) {
+					color[x] = 2;
+					depth--;
+					continue;
+				}
+				if (!edge[(size_t)x * (size_t)N + (size_t)u])
+					continue;
+				if (color[u] == 1) {
+					int start = depth;
+
+					while (stack[start] != u)
+						start--;
+					len = depth - start + 1;
+					memcpy(cyc, stack + start, sizeof(int) * (size_t)len);
+				} else if (!color[u]) {
+					color[u] = 1;
+					stack[++depth] = u;
+					it[depth] = 0;
+				}
+			}
+			free(it);
+		}
+		if (len > 0) {
+			char buf[512];
+			size_t l = 0;
+
+			for (int k = 0; k < len && l < sizeof(buf) - 32; k++)
+				l += (size_t)snprintf(buf + l, sizeof(buf) - l, "%d -> ", cyc[k]);
+			if (l < sizeof(buf) - 16)
+				snprintf(buf + l, sizeof(buf) - l, "%d", cyc[0]);
+			qt_out_detail(rn->o->out, "wait cycle across processes: %s", buf);
+		} else {
+			qt_out_detail(rn->o->out, "no wait cycle between devices (of any process)");
+		}
+		free(edge);
+		free(color);
+		free(stack);
+		free(cyc);
+	}
+	free(all);
+}
+
+/* Did the scenario fail on any process? (Every rank gets the same answer.) */
+static int failed_anywhere(struct run *rn)
+{
+	int32_t mine = rn->failed ? 1 : 0, any = 0;
+	uint32_t lens[QT_MAX_DEVICES];
+	int nprocs = rn->o->ctl ? rn->o->ctl->nprocs : 1;
+	char *all;
+
+	qt_ctl_allgather(rn->o->ctl, &mine, sizeof(mine), &all, lens);
+	for (int q = 0; q < nprocs; q++) {
+		int32_t v = 1;
+
+		if (lens[q] == sizeof(v))
+			memcpy(&v, all + (size_t)q * sizeof(v), sizeof(v));
+		any |= v != 0;
+	}
+	free(all);
+	return any;
+}
+
 /**
  * qt_run() - run a scenario once for N devices.
  * @sc: the scenario. @N: the device count. @o: options. @r: the result.
+ *
+ * With several processes (@o->ctl), every rank goes through the same meeting
+ * points whatever happens to it (a rank whose setup failed still meets the
+ * others, so that nobody waits for it): the key exchange, "everyone stopped
+ * driving" (then a stalled process sorts its pending ops into completed late
+ * and stuck), "everyone sorted" (then stuck ops are canceled: canceling one
+ * never changes what a peer saw as stuck), "everyone checked" (then the world
+ * is closed), and "did anyone fail".
  * Return: 0 if it passed, -1 if not.
  */
 int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, struct qt_result *r)
@@ -838,7 +1047,7 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 	struct run rn;
 	struct accdma_world_opts wo;
 	char err[512];
-	int rc, first = 0, nlocal;
+	int rc, first = 0, nlocal = 0, ready = 0, stalled = 0, drove = -2, any, reported = 0;
 	uint64_t need = 0;
 	double t0;
 
@@ -850,8 +1059,13 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 	rn.timeout = sc->timeout_ms > 0 ? sc->timeout_ms : o->timeout_ms;
 	if (qt_plan_build(sc, N, 0, N, NULL, &rn.plan, err, sizeof(err))) {
 		rfail(&rn, "%s", err);
-		r->pass = 0;
-		return -1;
+		rn.plan = NULL;
+		goto meet;
+	}
+	rn.keys_all = calloc((size_t)N * QT_MAX_BUFFERS, sizeof(*rn.keys_all));
+	if (!rn.keys_all) {
+		rfail(&rn, "out of memory");
+		goto meet;
 	}
 	for (int d = 0; d < N; d++) {
 		uint64_t sum = 0;
@@ -878,21 +1092,24 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 		wo.mem_size = need + (1u << 20);
 	rc = accdma_world_open(&wo, &rn.w);
 	if (rc < 0) {
+		rn.w = NULL;
 		rfail(&rn, "accdma_world_open(N=%d) failed: %s", N, strerror(-rc));
-		goto out_plan;
+		goto meet;
 	}
 	nlocal = accdma_world_local_devices(rn.w, &first);
 	if (nlocal <= 0 || first < 0 || first + nlocal > N) {
 		rfail(&rn, "accdma_world_local_devices failed: %d", nlocal);
-		goto out_world;
+		nlocal = 0;
+		goto meet;
 	}
 	rn.first = first;
-	rn.ndev = nlocal;
 	rn.dev = calloc((size_t)nlocal, sizeof(*rn.dev));
 	if (!rn.dev) {
 		rfail(&rn, "out of memory");
-		goto out_world;
+		nlocal = 0;
+		goto meet;
 	}
+	rn.ndev = nlocal;
 	for (int k = 0; k < nlocal; k++) {
 		struct devrt *d = &rn.dev[k];
 		size_t n = (size_t)rn.plan->dev[first + k].nins + 1;
@@ -904,15 +1121,22 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 		d->status = calloc(n, sizeof(*d->status));
 		if (!d->tok || !d->state || !d->status) {
 			rfail(&rn, "out of memory");
-			goto out_dev;
+			goto meet;
 		}
 	}
 	if (setup_buffers(&rn))
-		goto out_dev;
-	t0 = now_ms();
-	rc = drive(&rn);
-	r->ms += now_ms() - t0;
-	if (rc == 1) {
+		goto meet;
+	ready = 1;
+meet:
+	/* meeting 1: keys, and every buffer is initialised */
+	if (!exchange_keys(&rn, ready))
+		ready = 0;
+	if (ready) {
+		t0 = now_ms();
+		drove = drive(&rn);
+		r->ms += now_ms() - t0;
+	}
+	if (drove == 1) {
 		int unexpected = 0;
 
 		/* a stall is fine only if every stuck op was expected to time out */
@@ -933,28 +1157,36 @@ int qt_run(const struct qt_scenario *sc, int N, const struct qt_run_opts *o, str
 						unexpected = 1;
 				}
 		}
-		if (unexpected || o->out->verbose)
+		if (unexpected || o->out->verbose) {
 			qt_watchdog_report(o->out, rn.w, first, nlocal, rn.timeout, where_fn, &rn);
+			reported = 1;
+		}
 		if (unexpected)
 			rfail(&rn, "stalled: no progress for %lld ms", (long long)rn.timeout);
-		if (settle_after_stall(&rn)) {
+	}
+	/* meeting 2: every process stopped driving (its ops completed, or it stalled) */
+	meet_stopped(&rn, reported);
+	if (drove == 1)
+		mark_stuck(&rn);
+	/* meeting 3: every stalled process knows which of its ops are stuck */
+	qt_ctl_barrier(o->ctl);
+	if (drove >= 0) {
+		stalled = rn.failed;
+		if (drove == 1 && cancel_stuck(&rn)) {
 			rfail(&rn, "stuck ops did not settle after cancel; data not checked");
-			goto out_dev;
+		} else {
+			check_statuses(&rn);
+			if (!stalled) /* after an unexpected stall the data says nothing new */
+				check_data(&rn);
 		}
 	}
-	if (rc >= 0) {
-		int stalled = rn.failed;
-
-		check_statuses(&rn);
-		if (!stalled) /* after an unexpected stall the data says nothing new */
-			check_data(&rn);
+	/* meeting 4: every process checked its buffers; the worlds may close */
+	qt_ctl_barrier(o->ctl);
+	if (rn.w) {
+		rc = accdma_world_close(rn.w);
+		if (rc < 0)
+			rfail(&rn, "accdma_world_close failed: %s", strerror(-rc));
 	}
-out_dev:
-	;
-out_world:
-	rc = accdma_world_close(rn.w);
-	if (rc < 0)
-		rfail(&rn, "accdma_world_close failed: %s", strerror(-rc));
 	if (rn.dev)
 		for (int k = 0; k < nlocal; k++) {
 			free(rn.dev[k].tok);
@@ -968,8 +1200,10 @@ out_world:
 		free(rn.args);
 		rn.args = n;
 	}
-out_plan:
+	free(rn.keys_all);
 	qt_plan_free(rn.plan);
 	r->pass = !rn.failed;
-	return rn.failed ? -1 : 0;
+	/* meeting 5: did it fail anywhere? */
+	any = failed_anywhere(&rn);
+	return any ? -1 : 0;
 }

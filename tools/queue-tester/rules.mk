@@ -33,6 +33,31 @@ check-queue-tester: $(B)/queue-tester $(B)/tests/qt_parser_test
 	@timeout --kill-after=10 $(QT_TIMEOUT) env TSAN_OPTIONS="halt_on_error=1" \
 	  ASAN_OPTIONS="detect_leaks=1" $(B)/queue-tester tests/scenarios
 
+# The shipped suite over the shm transport, one process per device (docs/scenarios.md, "Over
+# shm"): queue-tester starts N processes of itself for every scenario and device count up to
+# QT_SHM_MAX_PROCS (ring64 included: 64 processes), then accdma-run starts worlds of 2, 4 and
+# 8 processes, each running the scenarios of its size, as a runtime's launcher would. Each
+# rank is its own process under the sanitizers. check-shm.sh checks the failure paths (a wrong
+# byte on one rank, a stall across processes, a rank killed mid-scenario).
+QT_SHM_MAX_PROCS ?= 64
+CHECK_STEPS += check-queue-tester-shm
+
+.PHONY: check-queue-tester-shm
+check-queue-tester-shm: $(B)/queue-tester $(B)/accdma-run
+	@echo "== $(B)/queue-tester -t shm --max-procs $(QT_SHM_MAX_PROCS) tests/scenarios"
+	@timeout --kill-after=10 $(QT_TIMEOUT) env TSAN_OPTIONS="halt_on_error=1" \
+	  ASAN_OPTIONS="detect_leaks=1" $(B)/queue-tester -t shm --max-procs $(QT_SHM_MAX_PROCS) \
+	  tests/scenarios
+	@for n in 2 4 8; do \
+	  echo "== $(B)/accdma-run -n $$n $(B)/queue-tester -t shm tests/scenarios"; \
+	  timeout --kill-after=20 $(QT_TIMEOUT) env TSAN_OPTIONS="halt_on_error=1" \
+	    ASAN_OPTIONS="detect_leaks=1" $(B)/accdma-run -n $$n -- $(B)/queue-tester -t shm \
+	    tests/scenarios || exit 1; \
+	done
+	@echo "== sh $(QT_DIR)/check-shm.sh $(B)"
+	@timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1" \
+	  ASAN_OPTIONS="detect_leaks=1" sh $(QT_DIR)/check-shm.sh $(B)
+
 FUZZ_B := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 90
