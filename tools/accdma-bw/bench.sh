@@ -1,0 +1,78 @@
+#!/bin/bash
+# BENCHMARKS.md's measurements: accdma-bw beside peers.sh, rounds interleaved.
+#   bash tools/accdma-bw/bench.sh [rounds=7] [outdir=build/bench]
+#   BENCH_CONFIGS='local-E2|env ACCDMA_ENGINES=2|' BENCH_MEASURES='perm16M|-p permute -s 16M -m chain' bash ... 
+# Every round runs peers.sh, then every (configuration x measure) once, in turn,
+# so that a noisy minute (other sessions building) hits all of them alike.
+# Raw output: OUT/rN/<config>.<measure>.csv, OUT/rN/peers.txt, OUT/rN/load.txt;
+# summary: python3 tools/accdma-bw/bench-summary.py OUT
+set -u
+rounds=${1:-7} out=${2:-build/bench}
+bw=build/accdma-bw run=build/accdma-run
+peers=${PEERS:-/work/shared/bench/peers.sh}
+# configuration: name | environment | launcher
+configs=(
+	"local|env|"                        # 1 engine thread per device + polled waits (default)
+	"local-E0|env ACCDMA_ENGINES=0|"    # polled devices: no engine threads
+	"local-poll0|env ACCDMA_POLL=0|"    # engine threads only (the old behaviour)
+	"shm|env|$run -n 2 --"              # one process per device
+	"shm-E0|env ACCDMA_ENGINES=0|$run -n 2 --"
+)
+# measure | accdma-bw arguments (2 devices)
+measures=(
+	"lat8|--latency -p permute -s 8 -n 20000 -w 2000"
+	"perm16M|-p permute -s 16M -m chain"
+	"perm8|-p permute -s 8 -n 100000 --no-memcpy"
+	"pair8|-p pair -s 8 -m chain -n 200000 --no-memcpy"
+	"pair8P16|-p pair -s 8 -m chain -n 200000 -P 16 -W 256 --no-memcpy"
+	"pair8P64|-p pair -s 8 -m chain -n 400000 -P 64 -W 1024 --no-memcpy"
+)
+# BENCH_CONFIGS / BENCH_MEASURES: ';'-separated lists in the same form, to run another set
+[ -n "${BENCH_CONFIGS:-}" ] && IFS=';' read -r -a configs <<< "$BENCH_CONFIGS"
+[ -n "${BENCH_MEASURES:-}" ] && IFS=';' read -r -a measures <<< "$BENCH_MEASURES"
+mkdir -p "$out"
+# vCPU probe: are both vCPUs really running at once right now? (see BENCHMARKS.md, noise)
+cat > "$out/vcpu-probe.c" <<'PROBE'
+/* vCPU probe: two threads pinned to CPU 0 and 1 ping-pong one cache line for 0.3 s.
+ * Prints the median round trip in ns over chunks of 256: ~0.1-0.3 us when both vCPUs
+ * run at once, milliseconds when the host runs them in turn. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static _Atomic long ball __attribute__((aligned(64)));
+static _Atomic int stop;
+static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
+static void pin(int c){cpu_set_t s;CPU_ZERO(&s);CPU_SET(c,&s);pthread_setaffinity_np(pthread_self(),sizeof s,&s);}
+static void *pong(void *a){(void)a;pin(1);long v=1;while(!atomic_load(&stop)){if(atomic_load_explicit(&ball,memory_order_acquire)==v){atomic_store_explicit(&ball,v+1,memory_order_release);v+=2;}}return 0;}
+static int cmp(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
+int main(void){pthread_t t;double ch[100000];int n=0;pin(0);pthread_create(&t,0,pong,0);
+ long v=0;double t0=now(),end=t0+0.3;
+ while(now()<end&&n<100000){double c0=now();for(int i=0;i<256;i++){atomic_store_explicit(&ball,v+1,memory_order_release);while(atomic_load_explicit(&ball,memory_order_acquire)!=v+2);v+=2;}ch[n++]=(now()-c0)/256*1e9;}
+ atomic_store(&stop,1);atomic_store(&ball,-5);pthread_join(t,0);qsort(ch,n,sizeof*ch,cmp);
+ printf("vcpu-pingpong median %.0f ns p90 %.0f ns (%d chunks)\n",ch[n/2],ch[n*9/10],n);return 0;}
+PROBE
+gcc -O2 -pthread -o "$out/vcpu-probe" "$out/vcpu-probe.c" || exit 1
+for ((r = 1; r <= rounds; r++)); do
+	d=$out/r$r
+	mkdir -p "$d"
+	# noise record: time, load, the cpu line of /proc/stat (user nice system idle iowait irq
+	# softirq steal) before and after, and the busiest other processes
+	{ date +%T; cat /proc/loadavg; head -1 /proc/stat; ps -eo pcpu=,comm= --sort=-pcpu | head -4; "$out/vcpu-probe"; } > "$d/load.txt"
+	bash "$peers" 2 > "$d/peers.txt" 2>&1
+	for c in "${configs[@]}"; do
+		IFS='|' read -r name envs launch <<< "$c"
+		for m in "${measures[@]}"; do
+			IFS='|' read -r mname margs <<< "$m"
+			# shellcheck disable=SC2086
+			timeout 300 $envs $launch $bw -d 2 -r 1 --csv --no-progress $margs \
+				> "$d/$name.$mname.csv" 2> "$d/$name.$mname.err" ||
+				echo "round $r $name $mname: exit $?" >&2
+		done
+	done
+	{ cat /proc/loadavg; head -1 /proc/stat; "$out/vcpu-probe"; } >> "$d/load.txt"
+	echo "round $r done $(date +%T)" >&2
+done
