@@ -78,6 +78,20 @@ int drv_poll(struct accdma_world *w)
 	return progress;
 }
 
+/* Tell the local devices a host thread polls them (@on), or stops (@wake: it
+ * leaves work behind, so their engine threads should not finish their nap). */
+static void drv_poll_session(struct accdma_world *w, int on, int wake)
+{
+	if (!w->host_poll || !w->threaded)
+		return;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
+		if (on)
+			fw_device_poll_begin(w->devs[d].fw);
+		else
+			fw_device_poll_end(w->devs[d].fw, wake);
+	}
+}
+
 /* Sleep on @dev's completion counter until @done() or @deadline; 0 or -ETIMEDOUT. */
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
 		       uint64_t deadline, uint64_t slice_ns)
@@ -88,10 +102,12 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 
 	if (!w->threaded)
 		spin_end = deadline; /* polled devices move only while we poll */
-
+	drv_poll_session(w, 1, 0);
 	for (unsigned int i = 1; now < spin_end && now < deadline; i++) {
-		if (done(arg))
+		if (done(arg)) {
+			drv_poll_session(w, 0, 0);
 			return 0;
+		}
 		/* Move the work along ourselves when allowed; otherwise yield, not
 		 * pause: the engines that will complete this may need our core. */
 		if (!drv_poll(w))
@@ -99,6 +115,7 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 		if (i % 16 == 0)
 			now = q_now_ns();
 	}
+	drv_poll_session(w, 0, 1); /* going to sleep: the engines take over now */
 	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&ds->cq_seq, memory_order_seq_cst);

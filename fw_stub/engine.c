@@ -14,6 +14,9 @@
 
 #include "fw_stub/fw_internal.h"
 
+/* How long an engine naps while a host thread polls its device. */
+#define FW_NAP_NS 1000000
+
 static int engine_pass(struct fw_engine *e)
 {
 	struct fw_device *fd = e->dev;
@@ -72,6 +75,29 @@ static int engine_try_pass(struct fw_engine *e)
  * then needs no hand-off to an engine thread. Hardware would ignore it.
  * Return: non-zero if any engine made progress.
  */
+void fw_device_poll_begin(struct fw_device *fd)
+{
+	if (fd)
+		atomic_fetch_add_explicit(&fd->pollers, 1, memory_order_relaxed);
+}
+
+void fw_device_poll_end(struct fw_device *fd, int wake)
+{
+	if (!fd)
+		return;
+	atomic_fetch_sub_explicit(&fd->pollers, 1, memory_order_seq_cst);
+	if (!wake)
+		return;
+	/* Pairs with engine_nap(): either it sees no poller, or we see it napping. */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_relaxed))
+			continue;
+		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
+		q_futex_wake(&fd->sh->engines[e].wake_seq);
+	}
+}
+
 int fw_device_poll(struct fw_device *fd)
 {
 	int progress = 0;
@@ -91,6 +117,24 @@ static int stopping(const struct fw_device *fd)
 	       atomic_load_explicit(&fd->stop, memory_order_acquire);
 }
 
+/*
+ * While a host thread polls the device it does our work: competing with it for
+ * the core only slows both down. Nap instead, without announcing `sleeping`,
+ * so that posts ring no doorbell syscall; fw_device_poll_end() wakes us early
+ * if the poller gives up before its work is done.
+ */
+static void engine_nap(struct fw_engine *e)
+{
+	struct fw_device *fd = e->dev;
+	uint32_t seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
+
+	atomic_store_explicit(&e->napping, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&fd->pollers, memory_order_relaxed) && !stopping(fd))
+		q_futex_wait(&e->sh->wake_seq, seq, FW_NAP_NS);
+	atomic_store_explicit(&e->napping, 0, memory_order_relaxed);
+}
+
 static void *engine_main(void *arg)
 {
 	struct fw_engine *e = arg;
@@ -103,9 +147,17 @@ static void *engine_main(void *arg)
 		int progress;
 
 		progress = engine_try_pass(e);
-		if (progress) {
-			if (progress < 0)
-				sched_yield(); /* a host thread is polling us */
+		if (progress > 0) {
+			idle_since = 0;
+			continue;
+		}
+		if (atomic_load_explicit(&fd->pollers, memory_order_relaxed)) {
+			engine_nap(e);
+			idle_since = 0;
+			continue;
+		}
+		if (progress < 0) {
+			sched_yield(); /* another thread is running our pass */
 			idle_since = 0;
 			continue;
 		}

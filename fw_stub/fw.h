@@ -39,6 +39,21 @@ void fw_device_stop(struct fw_device *fd);
  */
 int fw_device_poll(struct fw_device *fd);
 
+/**
+ * fw_device_poll_begin() - a host thread starts polling the device: its engine
+ * threads nap rather than compete for the core.
+ * @fd: the device (NULL is ignored).
+ */
+void fw_device_poll_begin(struct fw_device *fd);
+
+/**
+ * fw_device_poll_end() - the host thread stops polling.
+ * @fd: the device (NULL is ignored).
+ * @wake: wake napping engines now (the poller leaves work behind); otherwise
+ *        they resume within their nap period.
+ */
+void fw_device_poll_end(struct fw_device *fd, int wake);
+
 /* Fault-injection sites of the firmware (the data movers have their own). */
 enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT__COUNT };
 

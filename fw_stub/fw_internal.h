@@ -68,6 +68,7 @@ struct fw_engine {
 	uint32_t seen_epoch;
 	_Atomic int retry; /* written in a pass, read by the engine thread deciding how long to sleep */
 	_Atomic int in_pass; /* a thread (engine or polling host) is running a pass */
+	_Atomic int napping; /* the engine thread naps while a host thread polls */
 	struct fw_queue **queues;
 	uint32_t nqueues;
 };
@@ -85,6 +86,7 @@ struct fw_device {
 	int reset_pending;
 	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
 	struct fw_split split;
+	_Atomic int pollers; /* host threads polling this device now */
 };
 
 /* ops.c */
