@@ -89,9 +89,8 @@ void fw_device_poll_end(struct fw_device *fd, int wake)
 	if (!wake)
 		return;
 	/* Pairs with engine_nap(): either it sees no poller, or we see it napping. */
-	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t e = 0; e < fd->nengines; e++) {
-		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_relaxed))
+		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
 			continue;
 		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
 		q_futex_wake(&fd->sh->engines[e].wake_seq);
@@ -128,9 +127,10 @@ static void engine_nap(struct fw_engine *e)
 	struct fw_device *fd = e->dev;
 	uint32_t seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
 
+	/* seq_cst store and load, against fw_device_poll_end()'s: either it sees
+	 * us napping, or we see that nobody polls any more. */
 	atomic_store_explicit(&e->napping, 1, memory_order_seq_cst);
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&fd->pollers, memory_order_relaxed) && !stopping(fd))
+	if (atomic_load_explicit(&fd->pollers, memory_order_seq_cst) && !stopping(fd))
 		q_futex_wait(&e->sh->wake_seq, seq, FW_NAP_NS);
 	atomic_store_explicit(&e->napping, 0, memory_order_relaxed);
 }
