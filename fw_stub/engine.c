@@ -6,6 +6,7 @@
  * short while (work is often near: a peer is about to post), then announces
  * that it sleeps and waits on its doorbell futex. Whoever publishes work
  * (host post, a completion it may depend on, a mailbox request) kicks it.
+ * While a host thread polls the device (fw_device_poll), the engine naps.
  */
 #include <errno.h>
 #include <sched.h>
@@ -21,7 +22,7 @@ static int engine_pass(struct fw_engine *e)
 {
 	struct fw_device *fd = e->dev;
 	uint32_t epoch = atomic_load_explicit(&fd->sh->reset_epoch, memory_order_acquire);
-	int progress = 0;
+	int progress = 0, retry = 0;
 
 	if (epoch != e->seen_epoch) {
 		for (uint32_t i = 0; i < e->nqueues; i++)
@@ -35,8 +36,6 @@ static int engine_pass(struct fw_engine *e)
 		progress |= fw_mailbox_poll(fd);
 	if (fd->nengines > 1)
 		progress |= fw_split_help(fd);
-	int retry = 0;
-
 	for (uint32_t i = 0; i < e->nqueues; i++) {
 		e->queues[i]->retry = 0;
 		progress |= fw_queue_progress(fd, e->queues[i]);
@@ -176,7 +175,8 @@ static void *engine_main(void *arg)
 		atomic_thread_fence(memory_order_seq_cst);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
 		if (!engine_try_pass(e) && !stopping(fd))
-			q_futex_wait(&e->sh->wake_seq, seq, atomic_load_explicit(&e->retry, memory_order_relaxed) ? 1000000 : -1);
+			q_futex_wait(&e->sh->wake_seq, seq,
+				     atomic_load_explicit(&e->retry, memory_order_relaxed) ? 1000000 : -1);
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		idle_since = 0;
 	}
