@@ -38,7 +38,6 @@ for rd in rounds:
     if mm: add(("peers", "ucx tag_bw 4M GB/s", ""), float(mm.group(1)) / 1000)
     mm = re.search(r"^ucx tag_lat 8 ([\d.]+) us", pt, re.M)
     if mm: add(("peers", "ucx tag_lat 8 us one way", ""), float(mm.group(1)))
-    # chain/fence ratio per round
 # regime of each round (see BENCHMARKS.md, noise): OpenMPI's 8-byte round of the same round
 # is 0.13-0.16 us when the two vCPUs sit on nearby cores and ~0.40 us when they do not
 near = [v < 0.25 for v in vals.get(("peers", "openmpi permute 8 us", ""), [])]
@@ -57,7 +56,11 @@ for k in sorted(vals, key=lambda k: (k[0] != "peers", k)):
     print("| %s | %s | %s | **%s** | %s..%s | %s | %s | %s |" % (k[0], k[1], k[2], fmt(statistics.median(v)),
           fmt(min(v)), fmt(max(v)), med(v, True), med(v, False), " ".join(fmt(x) for x in v)))
 print("\nrounds: %d, near (OpenMPI 8 B round < 0.25 us): %s" % (len(rounds), " ".join("r%d" % (i + 1) for i, x in enumerate(near) if x)))
-# ratios per round
+# ratios per round, with the medians over near and over far rounds
+def rat(r):
+    return "median %.2fx (%.2f..%.2f) [near %s / far %s]" % (statistics.median(r), min(r), max(r),
+            med(r, True), med(r, False))
+
 print()
 for cfg in sorted({k[0] for k in vals if k[0] != "peers"}):
     l = vals.get((cfg, "lat8 p50 us", "chain"), [])
@@ -65,15 +68,15 @@ for cfg in sorted({k[0] for k in vals if k[0] != "peers"}):
         o = vals.get(("peers", key, ""), [])
         if l and o:
             r = [a / x for a, x in zip(l, o)]
-            print("%s 8B round p50 / %s (same round): median %.2fx (%.2f..%.2f)" % (cfg, peer, statistics.median(r), min(r), max(r)))
+            print("%s 8B round p50 / %s (same round): %s" % (cfg, peer, rat(r)))
     c = vals.get((cfg, "perm8 Mops", "chain"), []); f = vals.get((cfg, "perm8 Mops", "fence"), [])
     if c and f:
         r = [a / b for a, b in zip(c, f)]
-        print("%s chain/fence 8B permute: median %.2fx (%.2f..%.2f)" % (cfg, statistics.median(r), min(r), max(r)))
+        print("%s chain/fence 8B permute: %s" % (cfg, rat(r)))
     b = vals.get((cfg, "16M GB/s/dev", "chain"), []); o = vals.get(("peers", "openmpi permute 16M GB/s", ""), [])
     if b and o:
         r = [a / x for a, x in zip(b, o)]
-        print("%s 16M / OpenMPI (same round): median %.2fx (%.2f..%.2f)" % (cfg, statistics.median(r), min(r), max(r)))
+        print("%s 16M / OpenMPI (same round): %s" % (cfg, rat(r)))
         m = vals.get(("peers", "memcpy 16M GB/s", ""), [])
         r = [a / x * 100 for a, x in zip(b, m)]
-        print("%s 16M / peers.sh memcpy (same round): median %.0f%% (%.0f..%.0f)" % (cfg, statistics.median(r), min(r), max(r)))
+        print("%s 16M / peers.sh memcpy (same round): median %.0f%% (%.0f..%.0f) [near %s / far %s]" % (cfg, statistics.median(r), min(r), max(r), med(r, True), med(r, False)))
