@@ -80,20 +80,29 @@ void fw_device_poll_begin(struct fw_device *fd)
 		atomic_fetch_add_explicit(&fd->pollers, 1, memory_order_relaxed);
 }
 
-void fw_device_poll_end(struct fw_device *fd, int wake)
+/**
+ * fw_wake_nappers() - cut short the nap of the device's napping engines.
+ * @fd: the device.
+ * The caller published what they should see with a seq_cst access (pairs with
+ * engine_nap(): either it sees that, or we see it napping).
+ */
+void fw_wake_nappers(struct fw_device *fd)
 {
-	if (!fd)
-		return;
-	atomic_fetch_sub_explicit(&fd->pollers, 1, memory_order_seq_cst);
-	if (!wake)
-		return;
-	/* Pairs with engine_nap(): either it sees no poller, or we see it napping. */
 	for (uint32_t e = 0; e < fd->nengines; e++) {
 		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
 			continue;
 		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
 		q_futex_wake(&fd->sh->engines[e].wake_seq);
 	}
+}
+
+void fw_device_poll_end(struct fw_device *fd, int wake)
+{
+	if (!fd)
+		return;
+	atomic_fetch_sub_explicit(&fd->pollers, 1, memory_order_seq_cst);
+	if (wake)
+		fw_wake_nappers(fd);
 }
 
 int fw_device_poll(struct fw_device *fd)

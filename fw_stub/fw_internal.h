@@ -110,6 +110,9 @@ void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uin
 int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
 int fw_split_help(struct fw_device *fd);
 
+/* engine.c */
+void fw_wake_nappers(struct fw_device *fd);
+
 /* mailbox.c */
 int fw_mailbox_poll(struct fw_device *fd);
 

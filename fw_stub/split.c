@@ -82,9 +82,11 @@ int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len)
 	j->len = len;
 	atomic_store_explicit(&j->done, 0, memory_order_relaxed);
 	j->gen++;
-	atomic_store_explicit(&j->next, word(j->gen & 0xffffff, nchunks, 0), memory_order_release);
+	atomic_store_explicit(&j->next, word(j->gen & 0xffffff, nchunks, 0), memory_order_seq_cst);
+	/* Siblings may sleep, or nap while a host thread polls: both must help now. */
 	for (uint32_t e = 0; e < fd->nengines; e++)
 		q_engine_kick(&fd->sh->engines[e]);
+	fw_wake_nappers(fd);
 	while (take_chunk(j))
 		;
 	while (atomic_load_explicit(&j->done, memory_order_acquire) < nchunks)
