@@ -95,6 +95,29 @@ int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, acc
 	return region_add(w, dev, addr, 0, size, 1, key);
 }
 
+/* Does a posted, unfinished op name (@dev, @key)? Its own device's ops by
+ * key, any device's writes as their target. Every queue is in the arena, so
+ * this sees other processes' ops too. */
+static int region_in_use(struct accdma_world *w, int dev, accdma_key key)
+{
+	for (uint32_t d = 0; d < (uint32_t)w->opts.num_devices; d++)
+		for (uint32_t qi = 0; qi < (uint32_t)w->opts.queues; qi++) {
+			struct q_queue_sh *qs = q_queue(w->sh, d, qi);
+			const struct q_cpl *c = q_cpls(w->sh, qs);
+			const struct q_desc *desc = q_descs(w->sh, qs);
+
+			for (uint32_t s = 0; s < w->opts.queue_depth; s++) {
+				if (atomic_load_explicit(&c[s].state, memory_order_acquire) != Q_SLOT_POSTED)
+					continue;
+				if ((d == (uint32_t)dev && desc[s].key == key) ||
+				    (desc[s].kind == ACCDMA_OP_WRITE && desc[s].peer == dev &&
+				     desc[s].remote_key == key))
+					return 1;
+			}
+		}
+	return 0;
+}
+
 int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 {
 	struct drv_dev *dd;
@@ -113,6 +136,12 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	if (atomic_load(&r->key) != key) {
 		pthread_mutex_unlock(&dd->mem_lock);
 		return -ENOENT;
+	}
+	/* The engines hold resolved addresses of pending ops: never pull the
+	 * memory from under them. */
+	if (region_in_use(w, dev, key)) {
+		pthread_mutex_unlock(&dd->mem_lock);
+		return -EBUSY;
 	}
 	atomic_store_explicit(&r->key, 0, memory_order_release);
 	if (!r->registered) {

@@ -327,7 +327,9 @@ int accdma_mem_register(accdma_world *world, int dev, void *addr, uint64_t size,
 /**
  * accdma_mem_free() - release a region. Ops that name its key afterwards complete BAD_KEY.
  * @world: the world. @dev: a local rank. @key: the region.
- * Return: 0; -EBADF; -EINVAL; -ENOENT for an unknown or freed key.
+ * Return: 0; -EBADF; -EINVAL; -ENOENT for an unknown or freed key; -EBUSY while
+ * an op that is posted and not complete names the region (its own device's
+ * ops, or any device's write into it): wait for them first.
  */
 int accdma_mem_free(accdma_world *world, int dev, accdma_key key);
 
