@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * opts.c - world options: defaults, then the ACCDMA_* environment.
- * The table of variables is in docs/configuration.md.
+ * The table of variables is in README.md ("Configuration").
+ * A malformed variable is reported on stderr: it is an error in the job's
+ * set-up, and the field keeps its default.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -18,8 +21,11 @@ static int env_i64(const char *name, int64_t min, int64_t max, int64_t *out)
 	if (!v || !*v)
 		return 0;
 	n = strtoll(v, &end, 0);
-	if (*end || n < min || n > max)
+	if (end == v || *end || n < min || n > max) {
+		fprintf(stderr, "accdma: %s='%s': expected an integer in %lld..%lld\n", name, v,
+			(long long)min, (long long)max);
 		return -EINVAL;
+	}
 	*out = n;
 	return 0;
 }
@@ -36,15 +42,18 @@ static int env_transport(enum accdma_transport *t)
 		*t = ACCDMA_TRANSPORT_SHM;
 	else if (!strcasecmp(v, "verbs"))
 		*t = ACCDMA_TRANSPORT_VERBS;
-	else
+	else {
+		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm or verbs\n", v);
 		return -EINVAL;
+	}
 	return 0;
 }
 
 static int env_log(int *level)
 {
 	const char *v = getenv("ACCDMA_LOG");
-	int64_t n;
+	char *end;
+	long n;
 
 	if (!v || !*v)
 		return 0;
@@ -54,10 +63,12 @@ static int env_log(int *level)
 		*level = 1;
 	else if (!strcasecmp(v, "debug"))
 		*level = 2;
-	else if (env_i64("ACCDMA_LOG", 0, 2, &n) == 0)
+	else if ((n = strtol(v, &end, 10)) >= 0 && n <= 2 && end != v && !*end)
 		*level = (int)n;
-	else
+	else {
+		fprintf(stderr, "accdma: ACCDMA_LOG='%s': expected none, warn, debug or 0..2\n", v);
 		return -EINVAL;
+	}
 	return 0;
 }
 

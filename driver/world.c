@@ -8,6 +8,7 @@
  * world and queue handles, so a late call with a closed handle returns
  * -EBADF instead of touching freed memory.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,15 +36,25 @@ int drv_dev_check(const struct accdma_world *w, int dev)
 	return 0;
 }
 
+/* Say which option is wrong (log_level >= 1): -EINVAL alone tells a user nothing. */
 static int opts_valid(const struct accdma_world_opts *o)
 {
+	const char *why = NULL;
+
 	if (o->num_devices < 1 || o->num_devices > Q_MAX_DEVICES)
-		return 0;
-	if (o->engines < 0 || o->engines > Q_MAX_ENGINES || o->queues < 1 || o->queues > Q_MAX_QUEUES)
-		return 0;
-	if (o->queue_depth < 2 || o->queue_depth > 65536 || (o->queue_depth & (o->queue_depth - 1)))
-		return 0;
-	return o->mem_size > 0;
+		why = "num_devices must be 1..1024";
+	else if (o->engines < 0 || o->engines > Q_MAX_ENGINES)
+		why = "engines must be 0..16";
+	else if (o->queues < 1 || o->queues > Q_MAX_QUEUES)
+		why = "queues must be 1..64";
+	else if (o->queue_depth < 2 || o->queue_depth > 65536 ||
+		 (o->queue_depth & (o->queue_depth - 1)))
+		why = "queue_depth must be a power of two, 2..65536";
+	else if (o->mem_size == 0)
+		why = "mem_size must not be 0";
+	if (why && o->log_level >= 1)
+		fprintf(stderr, "accdma: accdma_world_open: %s\n", why);
+	return why == NULL;
 }
 
 static int setup_numa(struct accdma_world *w)
@@ -57,15 +68,23 @@ static int setup_numa(struct accdma_world *w)
 	if (w->opts.numa_map)
 		memcpy(w->numa_map, w->opts.numa_map, (size_t)n * sizeof(int));
 	else if (env && *env) {
-		if (drv_parse_numa_map(env, w->numa_map, n))
+		if (drv_parse_numa_map(env, w->numa_map, n)) {
+			if (w->opts.log_level >= 1)
+				fprintf(stderr, "accdma: ACCDMA_NUMA_MAP='%s': expected a comma list of "
+						"node numbers\n", env);
 			return -EINVAL;
+		}
 	} else {
 		for (int i = 0; i < n; i++)
 			w->numa_map[i] = i % nodes;
 	}
 	for (int i = 0; i < n; i++)
-		if (w->numa_map[i] < 0 || w->numa_map[i] >= nodes)
+		if (w->numa_map[i] < 0 || w->numa_map[i] >= nodes) {
+			if (w->opts.log_level >= 1)
+				fprintf(stderr, "accdma: accdma_world_open: device %d: NUMA node %d, but "
+						"this machine has nodes 0..%d\n", i, w->numa_map[i], nodes - 1);
 			return -EINVAL;
+		}
 	w->opts.numa_map = w->numa_map;
 	return 0;
 }
@@ -150,8 +169,11 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		return -EINVAL;
 	if (opts->transport != ACCDMA_TRANSPORT_LOCAL && opts->transport != ACCDMA_TRANSPORT_SHM)
 		return -EPROTONOSUPPORT;
-	if (fw_fault_from_env())
+	if (fw_fault_from_env()) {
+		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
+				"fetch, match, exec, copy, zero\n", getenv("ACCDMA_FAULT"));
 		return -EINVAL;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
