@@ -81,7 +81,11 @@ struct accdma_world {
 };
 
 /* world.c */
-int drv_world_check(const struct accdma_world *w);
+/** drv_world_check() - 0 if @w is an open world, else -EBADF (every call's first check). */
+static inline int drv_world_check(const struct accdma_world *w)
+{
+	return w && w->magic == DRV_WORLD_MAGIC ? 0 : -EBADF;
+}
 int drv_dev_check(const struct accdma_world *w, int dev);
 
 /* seq.c */

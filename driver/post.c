@@ -207,9 +207,13 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 						       atomic_load_explicit(&q->cpl[slots[i]].gen,
 									    memory_order_relaxed)));
 	}
-	atomic_fetch_add_explicit(&q->sh->submitted, (uint64_t)count, memory_order_relaxed);
+	/* One producer per queue: a plain add, no locked instruction. */
+	atomic_store_explicit(&q->sh->submitted,
+			      atomic_load_explicit(&q->sh->submitted, memory_order_relaxed) + (uint64_t)count,
+			      memory_order_relaxed);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
-	q_engine_kick(&q_dev(w->sh, q->dev)->engines[q->sh->engine]);
+	if (w->threaded) /* polled devices have no engine thread to wake */
+		q_engine_kick(&q_dev(w->sh, q->dev)->engines[q->sh->engine]);
 	rc = count;
 	goto out;
 unwind:

@@ -40,6 +40,12 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 	return 0;
 }
 
+/* The record of a token drv_token_cpl() has already accepted. */
+static struct q_cpl *token_cpl_checked(struct accdma_world *w, accdma_token t)
+{
+	return &q_cpls(w->sh, q_queue(w->sh, q_token_dev(t), q_token_queue(t)))[q_token_slot(t)];
+}
+
 static int is_done(struct q_cpl *c)
 {
 	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE;
@@ -214,12 +220,12 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	ms = timeout_of(w, timeout_ms);
 	deadline = q_now_ns() + (uint64_t)ms * 1000000ull;
 	for (int i = 0; i < count; i++) {
-		drv_token_cpl(w, tokens[i], &qs, &c);
+		c = token_cpl_checked(w, tokens[i]);
 		if (!is_done(c) &&
 		    sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, deadline, UINT64_MAX / 2)) {
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {
-				drv_token_cpl(w, tokens[j], &qs, &c);
+				c = token_cpl_checked(w, tokens[j]);
 				if (is_done(c) && consume(c, statuses ? &statuses[j] : NULL) == 0)
 					tokens[j] = 0;
 			}

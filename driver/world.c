@@ -20,12 +20,6 @@
 static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct accdma_world *closed_worlds;
 
-/** drv_world_check() - 0 if @w is an open world, else -EBADF. */
-int drv_world_check(const struct accdma_world *w)
-{
-	return w && w->magic == DRV_WORLD_MAGIC ? 0 : -EBADF;
-}
-
 /** drv_dev_check() - 0 if @dev is a device of this process in open world @w. */
 int drv_dev_check(const struct accdma_world *w, int dev)
 {

@@ -26,6 +26,8 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 	if (st != ACCDMA_OK)
 		atomic_fetch_add_explicit(&qs->errors, 1, memory_order_relaxed);
 	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
+	if (d->polled)
+		return; /* nobody sleeps on a polled device: no fence, no wake-up */
 
 	/* Host waiters sleep on cq_seq. The fence orders our DONE store before
 	 * reading cq_waiters, against the waiter's increment-then-recheck: either

@@ -267,6 +267,7 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 			if (fd->queues[q].sh->engine == e)
 				en->queues[en->nqueues++] = &fd->queues[q];
 	}
+	fd->sh->polled = !threads; /* before any op can be posted to it */
 	for (uint32_t e = 0; !threads && e < fd->nengines; e++)
 		atomic_store(&fd->sh->engines[e].running, 1); /* polled: alive while the device is */
 	for (uint32_t e = 0; threads && e < fd->nengines; e++) {

@@ -13,6 +13,7 @@
  * deletion, under the receiving device's lock (never a lock of all devices).
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "fw_stub/fw_internal.h"
 
@@ -26,8 +27,24 @@ static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 	return h;
 }
 
+static void rdv_unlock(struct q_dev_sh *d)
+{
+	if (d->rdv_robust)
+		pthread_mutex_unlock(&d->rdv_lock);
+	else
+		atomic_store_explicit(&d->rdv_spin, 0, memory_order_release);
+}
+
 static void rdv_lock(struct q_dev_sh *d)
 {
+	if (!d->rdv_robust) {
+		/* Held for a hash lookup: spin, yielding the core to a holder that
+		 * may have been descheduled (more threads than cores is common here). */
+		while (atomic_exchange_explicit(&d->rdv_spin, 1, memory_order_acquire))
+			while (atomic_load_explicit(&d->rdv_spin, memory_order_relaxed))
+				sched_yield();
+		return;
+	}
 	/* A peer process that died holding the lock left the table consistent
 	 * (every update is complete before unlock is reachable), so recover it. */
 	if (pthread_mutex_lock(&d->rdv_lock) == EOWNERDEAD)
@@ -175,12 +192,12 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 			op->state = FW_OP_PEER;
 			atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
 		}
-		pthread_mutex_unlock(&home->rdv_lock);
+		rdv_unlock(home);
 		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
 	}
 	mate = *e;
 	rdv_remove(home, t, e);
-	pthread_mutex_unlock(&home->rdv_lock);
+	rdv_unlock(home);
 
 	if (mate.failed) {
 		fw_complete(fd->w, fd->id, q->index, op->slot, ACCDMA_ST_PEER_ERROR, 0, fd->nengines > 1);
@@ -223,7 +240,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 	if (e) {
 		mate = *e;
 		rdv_remove(home, t, e);
-		pthread_mutex_unlock(&home->rdv_lock);
+		rdv_unlock(home);
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
 			fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
 					    ACCDMA_ST_PEER_ERROR, 0);
@@ -235,7 +252,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 		e->failed = (uint16_t)st;
 		e->dev = (int32_t)fd->id;
 	}
-	pthread_mutex_unlock(&home->rdv_lock);
+	rdv_unlock(home);
 }
 
 /**
@@ -258,6 +275,6 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
 		e->failed = (uint16_t)st;
 		taken = 1;
 	}
-	pthread_mutex_unlock(&home->rdv_lock);
+	rdv_unlock(home);
 	return taken;
 }

@@ -91,6 +91,7 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 		}
 		dev->rdv_off = off;
 		dev->rdv_cap = w->rdv_cap;
+		dev->rdv_robust = (uint32_t)pshared;
 		if (pthread_mutex_init(&dev->rdv_lock, &attr)) {
 			while (d--)
 				pthread_mutex_destroy(&q_dev(w, d)->rdv_lock);

@@ -169,7 +169,10 @@ struct q_dev_sh {
 	 * (Q_DEV_LOST_*; set once, by that process at close or by a peer's monitor) */
 	_Atomic int32_t owner_pid;
 	_Atomic uint32_t lost;
-	pthread_mutex_t rdv_lock;
+	uint32_t polled; /* set by the owner at boot: no engine thread, no host ever sleeps on it */
+	pthread_mutex_t rdv_lock;  /* shared arenas: robust, survives a dead holder */
+	_Atomic uint32_t rdv_spin; /* one process: a plain spinlock is cheaper */
+	uint32_t rdv_robust;       /* which of the two guards the table */
 	uint32_t rdv_cap;
 	uint32_t rdv_count;
 	uint64_t rdv_off;
