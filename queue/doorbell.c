@@ -35,15 +35,20 @@ void q_futex_wake(_Atomic uint32_t *addr)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+void q_engine_kick_fenced(struct q_engine_sh *e)
+{
+	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&e->wake_seq, 1, memory_order_release);
+		q_futex_wake(&e->wake_seq);
+	}
+}
+
 void q_engine_kick(struct q_engine_sh *e)
 {
 	/* Pairs with the fence in the engine's sleep path: either the engine sees
 	 * what we published, or we see it sleeping and wake it. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&e->wake_seq, 1, memory_order_release);
-		q_futex_wake(&e->wake_seq);
-	}
+	q_engine_kick_fenced(e);
 }
 
 uint64_t q_now_ns(void)

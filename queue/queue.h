@@ -313,6 +313,13 @@ void q_futex_wake(_Atomic uint32_t *addr);
 void q_engine_kick(struct q_engine_sh *e);
 
 /**
+ * q_engine_kick_fenced() - q_engine_kick() for a caller that has just issued a
+ * seq_cst fence after publishing (one fence for several kicks).
+ * @e: the engine.
+ */
+void q_engine_kick_fenced(struct q_engine_sh *e);
+
+/**
  * q_now_ns() - a monotonic clock in nanoseconds.
  */
 uint64_t q_now_ns(void);
