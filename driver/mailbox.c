@@ -40,6 +40,7 @@ int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd)
 	}
 }
 
+/* One mailbox exchange with a local device; copies the reply out under the lock. */
 static int mailbox(struct accdma_world *w, int dev, uint32_t cmd, void *reply, size_t len)
 {
 	struct q_dev_sh *ds;

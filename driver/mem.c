@@ -12,6 +12,8 @@
 #include "driver/internal.h"
 #include "driver/shm.h"
 
+/* Take a free region slot, map it in this process, then publish its key
+ * (release: engines read the address after checking the key). */
 static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offset, uint64_t size,
 		      int registered, accdma_key *key)
 {

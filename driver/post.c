@@ -13,6 +13,7 @@
 
 #define POST_STACK_BATCH 64
 
+/* -EBADF unless @q is a queue of an open world. */
 static int queue_check(const struct accdma_queue *q)
 {
 	if (!q || q->magic != DRV_QUEUE_MAGIC || drv_world_check(q->world))
@@ -20,6 +21,7 @@ static int queue_check(const struct accdma_queue *q)
 	return 0;
 }
 
+/* The checks that need no memory: kind, peer, tag, exec function, dependency count. */
 static int op_check(const struct accdma_world *w, const struct accdma_op *op, unsigned int flags)
 {
 	switch (op->kind) {
@@ -72,6 +74,7 @@ static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 	return 0;
 }
 
+/* Undo pin_deps() for the first @n dependencies. */
 static void unpin(struct accdma_world *w, const accdma_token *deps, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -109,6 +112,7 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 	return 0;
 }
 
+/* A send or recv's sequence number among ops with its (peer, tag, direction). */
 static int number(struct accdma_queue *q, const struct accdma_op *op, uint64_t *seq)
 {
 	struct drv_seq_table *t = &q->world->devs[q->dev].seqs;
@@ -119,6 +123,8 @@ static int number(struct accdma_queue *q, const struct accdma_op *op, uint64_t *
 	return drv_seq_next(t, op->peer, op->tag, op->kind, seq);
 }
 
+/* Write the descriptor, then reset the completion record and publish it
+ * POSTED with a new generation (release: the engine reads after it). */
 static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *op, uint64_t seq,
 		 unsigned int flags)
 {
@@ -247,6 +253,7 @@ int accdma_post(accdma_queue *q, const struct accdma_op *ops, int count, accdma_
 	return drv_post(q, ops, count, tokens, 0);
 }
 
+/* The single-op calls: 0 rather than the count. */
 static int post_one(accdma_queue *q, const struct accdma_op *op, accdma_token *token)
 {
 	int rc = drv_post(q, op, 1, token, 0);

@@ -46,6 +46,7 @@ static struct q_cpl *token_cpl_checked(struct accdma_world *w, accdma_token t)
 	return &q_cpls(w->sh, q_queue(w->sh, q_token_dev(t), q_token_queue(t)))[q_token_slot(t)];
 }
 
+/* The op is complete (acquire: its status and bytes are visible). */
 static int is_done(struct q_cpl *c)
 {
 	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE;
@@ -64,6 +65,7 @@ static int consume(struct q_cpl *c, enum accdma_status *status)
 	return 0;
 }
 
+/* A negative timeout means the world's default. */
 static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
 {
 	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
@@ -148,6 +150,7 @@ static int cpl_done(void *arg)
 	return is_done(arg);
 }
 
+/* log_level >= 1: name the stuck op and any wait-for cycle on stderr. */
 static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
 {
 	struct accdma_op_info info;

@@ -51,6 +51,8 @@ static int opts_valid(const struct accdma_world_opts *o)
 	return why == NULL;
 }
 
+/* The device-to-node map: the caller's, else ACCDMA_NUMA_MAP, else round-robin
+ * over the machine's nodes; every node must exist. */
 static int setup_numa(struct accdma_world *w)
 {
 	int n = w->opts.num_devices, nodes = dma_numa_nodes();
@@ -83,6 +85,8 @@ static int setup_numa(struct accdma_world *w)
 	return 0;
 }
 
+/* Stop the local engines, then free memory, locks, the arena and the host
+ * state; leaves the world and queue handles for the tombstone. */
 static void release_world(struct accdma_world *w)
 {
 	if (w->sh) {
@@ -122,6 +126,8 @@ static void release_world(struct accdma_world *w)
 	w->numa_map = NULL;
 }
 
+/* The local transport: an anonymous arena laid out for every device, all of
+ * them driven by this process. */
 static int local_open(struct accdma_world *w)
 {
 	const struct accdma_world_opts *o = &w->opts;

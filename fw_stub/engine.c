@@ -18,6 +18,8 @@
 /* How long an engine naps while a host thread polls its device. */
 #define FW_NAP_NS 1000000
 
+/* One pass of an engine: a pending reset, the mailbox (engine 0), its share of a
+ * split copy, then each of its queues. Returns non-zero if anything moved. */
 static int engine_pass(struct fw_engine *e)
 {
 	struct fw_device *fd = e->dev;
@@ -143,6 +145,8 @@ static void engine_nap(struct fw_engine *e)
 	atomic_store_explicit(&e->napping, 0, memory_order_relaxed);
 }
 
+/* An engine thread: pass, spin (yielding) while work may be near, nap while a
+ * host thread polls the device, otherwise sleep on the doorbell futex. */
 static void *engine_main(void *arg)
 {
 	struct fw_engine *e = arg;
@@ -193,6 +197,8 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+/* The engine's private view of queue @index: pointers into the arena, and
+ * its own op table and pending list (by slot). */
 static int queue_init(struct fw_device *fd, struct fw_queue *q, uint32_t index)
 {
 	struct q_queue_sh *sh = q_queue(fd->w, fd->id, index);

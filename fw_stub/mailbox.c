@@ -8,6 +8,7 @@
  */
 #include "fw_stub/fw_internal.h"
 
+/* Publish the reply to request @req and wake the waiting host. */
 static void answer(struct q_dev_sh *d, uint32_t req, int32_t result)
 {
 	d->mb.result = result;

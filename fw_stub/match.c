@@ -51,6 +51,7 @@ static void rdv_lock(struct q_dev_sh *d)
 		pthread_mutex_consistent(&d->rdv_lock);
 }
 
+/* The entry for (src, tag, seq), or NULL. Under the table's lock. */
 static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64_t tag, uint64_t seq)
 {
 	uint32_t i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
@@ -66,6 +67,8 @@ static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64
 	return NULL;
 }
 
+/* A new entry for (src, tag, seq), or NULL when the table is full (the op
+ * retries later). Under the table's lock. */
 static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, int32_t src, uint64_t tag,
 				uint64_t seq)
 {
@@ -112,6 +115,7 @@ static struct q_dev_sh *rdv_home(struct fw_device *fd, const struct fw_op *op, i
 	return fd->sh;
 }
 
+/* What the partner needs to move the data and complete this op. */
 static void rdv_fill(struct q_rdv *e, struct fw_device *fd, struct fw_queue *q, const struct fw_op *op)
 {
 	e->side = op->d.kind;

@@ -13,6 +13,7 @@
 
 #include "fw_stub/fw_internal.h"
 
+/* Complete an op of this engine; sibling engines may hold dependents. */
 static void complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 			 enum accdma_status st, uint64_t bytes)
 {
@@ -204,6 +205,7 @@ static int deps_state(struct fw_device *fd, const struct fw_op *op)
 	return pending ? 0 : 1;
 }
 
+/* Drop the references the host took on the dependencies (all of them succeeded). */
 static void release_deps(struct fw_device *fd, struct fw_op *op)
 {
 	for (uint16_t i = 0; i < op->d.num_deps; i++) {
@@ -215,6 +217,7 @@ static void release_deps(struct fw_device *fd, struct fw_op *op)
 	op->deps_held = 0;
 }
 
+/* A one-sided write: check the target against the peer's key and bounds, then copy. */
 static enum accdma_status run_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
 {
 	void *dst;
