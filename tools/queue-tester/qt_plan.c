@@ -255,6 +255,26 @@ static int resolve_deps(struct xp *x, const struct qt_stmt *s, int *out, int *no
 	return 0;
 }
 
+/**
+ * eval_source_target() - the source range and target offset of a write or permute.
+ * @x: the expansion. @s: the statement. @in: the op being built.
+ * Return: 0, or -1 after reporting an error.
+ */
+static int eval_source_target(struct xp *x, const struct qt_stmt *s, struct qt_ins *in)
+{
+	in->buf = s->ref.buf;
+	in->buf2 = s->ref2.buf;
+	if (eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
+		return -1;
+	if (s->ref2.lo && eval_int(x, s->ref2.lo, &in->off2))
+		return -1;
+	if (in->off2 < 0 || in->off2 > ((int64_t)1 << 40)) {
+		xfail(x, s->ref2.line, s->ref2.col, "bad target offset %lld", (long long)in->off2);
+		return -1;
+	}
+	return 0;
+}
+
 static int expand_op(struct xp *x, const struct qt_stmt *s)
 {
 	int deps[ACCDMA_MAX_DEPS], ndeps;
@@ -299,30 +319,12 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 			return -1;
 		break;
 	case QO_WRITE:
-		in->buf = s->ref.buf;
-		in->buf2 = s->ref2.buf;
-		if (eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
+		if (eval_source_target(x, s, in))
 			return -1;
-		if (s->ref2.lo && eval_int(x, s->ref2.lo, &in->off2))
-			return -1;
-		if (in->off2 < 0 || in->off2 > ((int64_t)1 << 40)) {
-			xfail(x, s->ref2.line, s->ref2.col, "bad target offset %lld",
-			      (long long)in->off2);
-			return -1;
-		}
 		break;
 	case QO_PERMUTE: {
-		in->buf = s->ref.buf;
-		in->buf2 = s->ref2.buf;
-		if (eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
+		if (eval_source_target(x, s, in))
 			return -1;
-		if (s->ref2.lo && eval_int(x, s->ref2.lo, &in->off2))
-			return -1;
-		if (in->off2 < 0 || in->off2 > ((int64_t)1 << 40)) {
-			xfail(x, s->ref2.line, s->ref2.col, "bad target offset %lld",
-			      (long long)in->off2);
-			return -1;
-		}
 		in->pairs = qt_alloc(&x->plan->arena, sizeof(*in->pairs) * (size_t)x->N);
 		if (!in->pairs) {
 			xfail(x, s->line, s->col, "out of memory");
