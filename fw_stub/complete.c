@@ -44,6 +44,17 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 }
 
 /**
+ * fw_complete_own() - complete an op of the calling engine's own queue.
+ * @fd/@q/@op: the op. @st/@bytes: its outcome.
+ * Sibling engines of the device may hold dependents of it: they are kicked.
+ */
+void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
+		     enum accdma_status st, uint64_t bytes)
+{
+	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
+}
+
+/**
  * fw_op_finish() - the owning engine lets go of a completed op: drops the
  * references it holds on its dependencies and its own on the slot.
  * @fd: the device. @q: the op's queue. @op: the op (DONE in the shared record).

@@ -204,7 +204,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	rdv_unlock(home);
 
 	if (mate.failed) {
-		fw_complete(fd->w, fd->id, q->index, op->slot, ACCDMA_ST_PEER_ERROR, 0, fd->nengines > 1);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
 		return FW_ARRIVE_DONE;
 	}
 	if (mate.side == op->d.kind) {
@@ -213,7 +213,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		bytes = 0;
 	} else if (!mate_valid(fd, op, &mate)) {
 		/* An entry naming no posted op of the peer: only this op completes. */
-		fw_complete(fd->w, fd->id, q->index, op->slot, ACCDMA_ST_PEER_ERROR, 0, fd->nengines > 1);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
 		return FW_ARRIVE_DONE;
 	} else {
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
@@ -221,7 +221,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	}
 	if (mate_slot_ok(fd, &mate))
 		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
-	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
+	fw_complete_own(fd, q, op, st, bytes);
 	return FW_ARRIVE_DONE;
 }
 

@@ -13,12 +13,6 @@
 
 #include "fw_stub/fw_internal.h"
 
-/* Complete an op of this engine; sibling engines may hold dependents. */
-static void complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
-			 enum accdma_status st, uint64_t bytes)
-{
-	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
-}
 
 static int is_pair_op(const struct fw_op *op)
 {
@@ -70,7 +64,7 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 {
 	fw_match_withdraw(fd, q, op, ACCDMA_ST_PEER_LOST);
 	if (waiting_op_pending(q, op)) {
-		complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, q, op);
 	}
 	return 1;
@@ -81,7 +75,7 @@ static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, 
 {
 	if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
 		fw_match_fail(fd, q, op, st);
-	complete_own(fd, q, op, st, 0);
+	fw_complete_own(fd, q, op, st, 0);
 	fw_op_finish(fd, q, op);
 }
 
@@ -242,7 +236,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 
 	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
 	if ((is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer)) {
-		complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, q, op);
 		return 1;
 	}
@@ -280,7 +274,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	default:
 		break;
 	}
-	complete_own(fd, q, op, st, bytes);
+	fw_complete_own(fd, q, op, st, bytes);
 	fw_op_finish(fd, q, op);
 	return 1;
 }
@@ -300,7 +294,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			return finish_lost(fd, q, op);
 		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
 		    fw_match_withdraw(fd, q, op, ACCDMA_ST_CANCELED)) {
-			complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
+			fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
 			fw_op_finish(fd, q, op);
 			return 1;
 		}
@@ -380,7 +374,7 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 				q->pend[out++] = q->pend[i]; /* the partner is completing it */
 				continue;
 			}
-			complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
+			fw_complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
 			fw_op_finish(fd, q, op);
 			continue;
 		}
