@@ -138,6 +138,7 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	o->master_addr = NULL;
 	o->master_port = 0;
 	o->peer_timeout_ms = 5000;
+	o->eager_max = ACCDMA_EAGER_MAX;
 
 	rc |= env_transport(&o->transport);
 	v = o->num_devices;
@@ -158,6 +159,9 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	rc |= env_i64("ACCDMA_TIMEOUT_MS", 1, INT64_MAX, &o->timeout_ms);
 	rc |= env_log(&o->log_level);
 	rc |= env_i64("ACCDMA_PEER_TIMEOUT_MS", 1, INT64_MAX / 4000000, &o->peer_timeout_ms);
+	v = o->eager_max;
+	rc |= env_i64("ACCDMA_EAGER_MAX", 0, ACCDMA_EAGER_MAX, &v);
+	o->eager_max = (int)v;
 	rc |= env_shm(o, getenv("ACCDMA_NUM_DEVICES") && *getenv("ACCDMA_NUM_DEVICES"));
 	return rc ? -EINVAL : 0;
 }

@@ -131,7 +131,8 @@ static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 	if (!w->sh)
 		return -ENOMEM;
 	rc = q_layout_init(w->sh, (uint32_t)w->opts.num_devices, (uint32_t)w->opts.queues,
-			   (uint32_t)w->opts.engines, w->opts.queue_depth, 1);
+			   (uint32_t)w->opts.engines, w->opts.queue_depth, 1,
+			   (uint32_t)w->opts.eager_max);
 	if (rc)
 		return rc;
 	for (int i = 0; i < s->nprocs; i++)

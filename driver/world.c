@@ -46,6 +46,8 @@ static int opts_valid(const struct accdma_world_opts *o)
 		why = "queue_depth must be a power of two, 2..65536";
 	else if (o->mem_size == 0)
 		why = "mem_size must not be 0";
+	else if (o->eager_max < 0 || o->eager_max > ACCDMA_EAGER_MAX)
+		why = "eager_max must be 0..40 (ACCDMA_EAGER_MAX)";
 	if (why && o->log_level >= 1)
 		fprintf(stderr, "accdma: accdma_world_open: %s\n", why);
 	return why == NULL;
@@ -140,7 +142,7 @@ static int local_open(struct accdma_world *w)
 		return -ENOMEM;
 	}
 	rc = q_layout_init(w->sh, (uint32_t)o->num_devices, (uint32_t)o->queues, (uint32_t)o->engines,
-			   o->queue_depth, 0);
+			   o->queue_depth, 0, (uint32_t)o->eager_max);
 	if (rc) {
 		munmap(w->sh, w->arena_size);
 		w->sh = NULL;

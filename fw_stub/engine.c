@@ -227,6 +227,7 @@ void fw_device_stop(struct fw_device *fd)
 		q_futex_wake(&fd->sh->engines[e].wake_seq);
 		pthread_join(fd->engines[e].thread, NULL);
 	}
+	fw_eager_fini(fd);
 	for (uint32_t q = 0; fd->queues && q < fd->w->queues; q++) {
 		free(fd->queues[q].ops);
 		free(fd->queues[q].pend);
@@ -259,6 +260,8 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 	for (uint32_t q = 0; q < w->queues; q++)
 		if (queue_init(fd, &fd->queues[q], q))
 			goto fail;
+	if (fw_eager_init(fd))
+		goto fail;
 	for (uint32_t e = 0; e < fd->nengines; e++) {
 		struct fw_engine *en = &fd->engines[e];
 

@@ -58,6 +58,16 @@ struct fw_split {
 
 struct fw_device;
 
+/**
+ * struct fw_eager_rx - what a device has taken in from one sender's eager ring.
+ * @cursor: the next ring position to look at. @held: slots landed but not yet
+ * asked for by a recv (one bit per slot).
+ */
+struct fw_eager_rx {
+	uint32_t cursor;
+	uint64_t held;
+};
+
 /** struct fw_engine - one engine thread and the queues it serves. */
 struct fw_engine {
 	struct fw_device *dev;
@@ -87,6 +97,9 @@ struct fw_device {
 	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
 	struct fw_split split;
 	_Atomic int pollers; /* host threads polling this device now */
+	uint32_t *eager_tx;            /* by receiver: our next position in its ring (NULL: no rings) */
+	struct fw_eager_rx *eager_rx;  /* by sender */
+	_Atomic int eager_tx_lock, eager_rx_lock;
 };
 
 /* ops.c */
@@ -98,6 +111,15 @@ enum fw_arrive { FW_ARRIVE_DONE, FW_ARRIVE_WAIT, FW_ARRIVE_RETRY };
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate);
+
+/* eager.c */
+int fw_eager_init(struct fw_device *fd);
+void fw_eager_fini(struct fw_device *fd);
+int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost);
+int fw_eager_poll(struct fw_device *fd, int32_t src);
+void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 
 /* complete.c */
 void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,

@@ -282,3 +282,29 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
 	rdv_unlock(home);
 	return taken;
 }
+
+/**
+ * fw_match_claim_recv() - take out the entry of a recv of ours waiting for
+ * (@src, @tag, @seq): its eager message has landed.
+ * @fd: the receiving device. @src/@tag/@seq: the message. @mate: the entry taken.
+ * Return: 1 if a live recv was taken (the caller completes it), -1 if the
+ * entry was a withdrawn or failed recv's marker (the message is dropped), 0
+ * if nothing waits for it yet.
+ */
+int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate)
+{
+	struct q_rdv *t = q_rdv_table(fd->w, fd->sh), *e;
+
+	rdv_lock(fd->sh);
+	e = rdv_find(t, fd->sh->rdv_cap, src, tag, seq);
+	if (!e || e->side != ACCDMA_OP_RECV) {
+		rdv_unlock(fd->sh);
+		return 0; /* a send entry here would be a corrupt ring: leave it to its recv */
+	}
+	*mate = *e;
+	rdv_remove(fd->sh, t, e);
+	rdv_unlock(fd->sh);
+	if (mate->failed || mate->dev != (int32_t)fd->id || !mate_slot_ok(fd, mate))
+		return -1;
+	return 1;
+}

@@ -73,7 +73,9 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
-	if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+		fw_eager_fail_recv(fd, q, op, st);
+	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
 		fw_match_fail(fd, q, op, st);
 	fw_complete_own(fd, q, op, st, 0);
 	fw_op_finish(fd, q, op);
@@ -235,7 +237,12 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	uint64_t bytes = 0;
 
 	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
-	if ((is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer)) {
+	/* A small send leaves at once; a recv first looks in its sender's ring,
+	 * which may hold what a peer sent before it went away. */
+	if (op->d.kind == ACCDMA_OP_SEND && !peer_lost(fd, op->d.peer) && fw_eager_send(fd, q, op))
+		return 1;
+	if (op->d.kind != ACCDMA_OP_RECV && (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) &&
+	    peer_lost(fd, op->d.peer)) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, q, op);
 		return 1;
@@ -243,7 +250,8 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	switch (op->d.kind) {
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
-		switch (fw_match_arrive(fd, q, op)) {
+		switch (op->d.kind == ACCDMA_OP_RECV ? fw_eager_recv(fd, q, op, peer_lost(fd, op->d.peer))
+						     : fw_match_arrive(fd, q, op)) {
 		case FW_ARRIVE_DONE:
 			fw_op_finish(fd, q, op);
 			return 1;
@@ -286,6 +294,9 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 	int ds;
 
 	if (op->state == FW_OP_PEER) {
+		/* Its eager message may have landed: whoever scans completes it. */
+		if (op->d.kind == ACCDMA_OP_RECV && fw_eager_poll(fd, op->d.peer))
+			*progress = 1;
 		if (!waiting_op_pending(q, op)) {
 			op->state = FW_OP_DONE;
 			return 1;

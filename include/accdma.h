@@ -101,6 +101,12 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @local_devices: shm: devices this process drives (default 1).
  * @master_addr, @master_port: shm: rendezvous address (from MASTER_ADDR/MASTER_PORT).
  * @peer_timeout_ms: shm: how long to wait for a peer to join, or to declare it lost.
+ * @eager_max:   sends of at most this many bytes (0..ACCDMA_EAGER_MAX, default
+ *               ACCDMA_EAGER_MAX; 0 turns it off) travel eagerly: the engine copies
+ *               the payload into the receiver's inline ring and the send completes
+ *               at once, whether or not the recv is posted. Larger sends, and small
+ *               ones that find the ring full, wait for their recv (rendezvous).
+ *               Worlds of more than ACCDMA_EAGER_MAX_DEVICES devices have no rings.
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;
@@ -117,7 +123,13 @@ struct accdma_world_opts {
 	const char *master_addr;
 	int master_port;
 	int64_t peer_timeout_ms;
+	int eager_max;
 };
+
+/** Largest eager (inline) send, in bytes: what fits in one ring slot beside its header. */
+#define ACCDMA_EAGER_MAX 40
+/** Worlds up to this many devices get eager rings (one per ordered pair of devices). */
+#define ACCDMA_EAGER_MAX_DEVICES 64
 
 /**
  * struct accdma_op - one descriptor, for accdma_post().

@@ -27,8 +27,18 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
 	return cap;
 }
 
+/* Eager rings cost Q_EAGER_SLOTS cache lines per ordered pair of devices:
+ * 4 KiB a pair, 16 MiB at 64 devices; beyond that, small sends rendezvous. */
+static uint64_t eager_rings_size(uint32_t ndev)
+{
+	if (ndev > ACCDMA_EAGER_MAX_DEVICES)
+		return 0;
+	return (uint64_t)ndev * Q_EAGER_SLOTS * sizeof(struct q_eager_slot);
+}
+
 /* Bytes of one device block: the device header, queue controls, then per
- * queue its descriptor table, completion records and ring, then the rdv table. */
+ * queue its descriptor table, completion records and ring, then the rdv
+ * table, then the eager rings into the device. */
 static uint64_t dev_block_size(uint32_t ndev, uint32_t nq, uint32_t depth)
 {
 	uint64_t sz = align_up(sizeof(struct q_dev_sh), Q_CACHELINE);
@@ -37,6 +47,7 @@ static uint64_t dev_block_size(uint32_t ndev, uint32_t nq, uint32_t depth)
 	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(struct q_cpl), Q_CACHELINE);
 	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(uint32_t), Q_CACHELINE);
 	sz += align_up((uint64_t)rdv_capacity(ndev, nq, depth) * sizeof(struct q_rdv), Q_CACHELINE);
+	sz += eager_rings_size(ndev);
 	return align_up(sz, 4096);
 }
 
@@ -46,7 +57,7 @@ uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth)
 }
 
 int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,
-		  uint32_t depth, int pshared)
+		  uint32_t depth, int pshared, uint32_t eager_max)
 {
 	pthread_mutexattr_t attr;
 	uint32_t d, q;
@@ -58,6 +69,7 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 	w->engines = engines;
 	w->depth = depth;
 	w->rdv_cap = rdv_capacity(ndev, nq, depth);
+	w->eager_max = eager_rings_size(ndev) && eager_max <= ACCDMA_EAGER_MAX ? eager_max : 0;
 	w->dev_off = align_up(sizeof(struct q_world_sh), 4096);
 	w->dev_stride = dev_block_size(ndev, nq, depth);
 	w->size = q_layout_size(ndev, nq, depth);
@@ -91,6 +103,8 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 		}
 		dev->rdv_off = off;
 		dev->rdv_cap = w->rdv_cap;
+		off += align_up((uint64_t)w->rdv_cap * sizeof(struct q_rdv), Q_CACHELINE);
+		dev->eager_off = eager_rings_size(ndev) ? off : 0;
 		dev->rdv_robust = (uint32_t)pshared;
 		if (pthread_mutex_init(&dev->rdv_lock, &attr)) {
 			while (d--)

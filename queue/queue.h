@@ -107,7 +107,9 @@ struct q_engine_sh {
 	_Atomic uint32_t sleeping;
 	_Atomic uint32_t running;
 	_Atomic uint32_t ack_epoch;
-	_Atomic uint64_t heartbeats;
+	/* Counted every pass: on its own line, so that kickers reading `sleeping`
+	 * do not pull the line from a busy engine each time. */
+	_Atomic uint64_t heartbeats __attribute__((aligned(Q_CACHELINE)));
 } __attribute__((aligned(Q_CACHELINE)));
 
 /** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
@@ -135,6 +137,32 @@ struct q_rdv {
 	uint32_t slot;
 	uint32_t pad2;
 };
+
+/**
+ * struct q_eager_slot - one slot of an eager (inline) ring: a small send's
+ * payload with what matches it. Rings are per ordered pair of devices (the
+ * sender produces, the receiver's engines consume) and live in the receiver's
+ * block. @stamp is 0 while the slot is free; the sender fills the rest, then
+ * stores q_eager_stamp(position) with release. The receiver may consume slots
+ * out of order (matching is by (tag, seq)); it clears @stamp with release once
+ * it has copied the payload out. The sender never passes a slot still in use:
+ * a full slot sends it down the rendezvous path instead.
+ */
+struct q_eager_slot {
+	_Atomic uint32_t stamp;
+	uint32_t len;
+	uint64_t tag;
+	uint64_t seq;
+	uint8_t data[ACCDMA_EAGER_MAX];
+} __attribute__((aligned(Q_CACHELINE)));
+
+#define Q_EAGER_SLOTS 64 /* a power of two, and one bit per slot in a uint64_t */
+
+/** q_eager_stamp() - the non-zero stamp of ring position @pos. */
+static inline uint32_t q_eager_stamp(uint32_t pos)
+{
+	return pos | 0x80000000u;
+}
 
 /* struct q_dev_sh.lost: why a device's process is gone. */
 enum q_dev_lost { Q_DEV_ALIVE = 0, Q_DEV_LOST_CLOSED, Q_DEV_LOST_DIED };
@@ -176,6 +204,7 @@ struct q_dev_sh {
 	uint32_t rdv_cap;
 	uint32_t rdv_count;
 	uint64_t rdv_off;
+	uint64_t eager_off; /* incoming eager rings, one per sender (0: none) */
 	uint64_t queue_off; /* first struct q_queue_sh */
 	struct q_engine_sh engines[Q_MAX_ENGINES];
 	struct q_region regions[Q_MAX_REGIONS];
@@ -190,7 +219,7 @@ struct q_world_sh {
 	uint32_t engines;
 	uint32_t depth;
 	uint32_t rdv_cap;
-	uint32_t pad;
+	uint32_t eager_max; /* largest eager send in bytes; 0: no eager rings */
 	uint64_t dev_off;    /* first struct q_dev_sh */
 	uint64_t dev_stride; /* bytes from one device's block to the next */
 	uint64_t size;
@@ -257,6 +286,12 @@ static inline struct q_rdv *q_rdv_table(const struct q_world_sh *w, const struct
 	return (struct q_rdv *)q_at(w, d->rdv_off);
 }
 
+/** q_eager_ring() - the Q_EAGER_SLOTS slots carrying sends from @src to @dst. */
+static inline struct q_eager_slot *q_eager_ring(const struct q_world_sh *w, uint32_t dst, uint32_t src)
+{
+	return (struct q_eager_slot *)q_at(w, q_dev(w, dst)->eager_off) + (uint64_t)src * Q_EAGER_SLOTS;
+}
+
 /* ---- layout (layout.c) -------------------------------------------------- */
 
 /**
@@ -269,10 +304,12 @@ uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth);
 /**
  * q_layout_init() - lay out an arena of q_layout_size() zeroed bytes.
  * @w: the arena. @ndev/@nq/@engines/@depth: geometry. @pshared: locks shared between processes.
+ * @eager_max: largest eager send (0..ACCDMA_EAGER_MAX); ignored (no rings) above
+ *             ACCDMA_EAGER_MAX_DEVICES devices.
  * Return: 0, or a negative errno if a lock cannot be created.
  */
 int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,
-		  uint32_t depth, int pshared);
+		  uint32_t depth, int pshared, uint32_t eager_max);
 
 /**
  * q_layout_fini() - destroy the locks of an arena.

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * eager.c - small sends through inline rings, as a NIC sends inline data.
+ *
+ * A send of at most w->eager_max bytes does not wait for its recv: the engine
+ * copies the payload into a slot of the receiver's ring for this sender and
+ * completes the send (its buffer may be reused). The receiver's engines take
+ * slots out of order, by (tag, seq): a recv that arrives looks at what its
+ * sender has put in the ring; a recv already waiting in the rendezvous table
+ * is found by the engine that sees the message land. A message nobody asked
+ * for yet stays in its slot ("held") until its recv arrives.
+ *
+ * So a small send costs the receiver one cache line it reads once, instead of
+ * a round trip through the rendezvous table's lock and entries. A full slot
+ * (64 messages unconsumed) sends the op down the rendezvous path: matching
+ * is by sequence number, so mixing paths keeps FIFO order per tag.
+ *
+ * Locks: fd->eager_tx serialises this device's senders, fd->eager_rx its
+ * consumers. Both are this process's (one device is driven by one process),
+ * and taken only when the device has more than one engine: otherwise the
+ * engine's in_pass flag already lets one thread at a time in. Order: rx, then
+ * the device's rendezvous lock.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw_stub/fw_internal.h"
+
+#define RING_MASK (Q_EAGER_SLOTS - 1)
+
+static void eager_lock(const struct fw_device *fd, _Atomic int *l)
+{
+	if (fd->nengines < 2)
+		return;
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			sched_yield(); /* held for a few stores: yield to a descheduled holder */
+}
+
+static void eager_unlock(const struct fw_device *fd, _Atomic int *l)
+{
+	if (fd->nengines > 1)
+		atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* A slot's payload may have been written by another process (shm): its
+ * length is checked before anything is copied. */
+static enum accdma_status deliver(struct fw_device *fd, const struct q_eager_slot *s, void *dst,
+				  uint64_t cap, uint64_t *bytes)
+{
+	uint32_t len = s->len;
+
+	*bytes = 0;
+	if (len > ACCDMA_EAGER_MAX)
+		return ACCDMA_ST_PEER_ERROR;
+	if (len > cap)
+		return ACCDMA_ST_TRUNCATED;
+	if (fw_fault_hit(FW_FAULT_MATCH) || (len && fw_copy(fd, dst, s->data, len)))
+		return ACCDMA_ST_DMA_ERROR;
+	*bytes = len;
+	return ACCDMA_OK;
+}
+
+/* Give a slot back to the sender once its payload has been copied out. */
+static void release(struct fw_device *fd, uint32_t src, struct q_eager_slot *ring, uint32_t idx)
+{
+	fd->eager_rx[src].held &= ~(1ull << idx);
+	atomic_store_explicit(&ring[idx].stamp, 0, memory_order_release);
+}
+
+/* A message just landed: if its recv waits in our rendezvous table, complete
+ * the recv; if the recv was withdrawn (cancel, reset), drop the message. */
+static void to_waiting_recv(struct fw_device *fd, uint32_t src, struct q_eager_slot *ring, uint32_t idx)
+{
+	struct q_eager_slot *s = &ring[idx];
+	enum accdma_status st;
+	struct q_rdv mate;
+	uint64_t bytes = 0;
+	void *dst;
+	int r = fw_match_claim_recv(fd, (int32_t)src, s->tag, s->seq, &mate);
+
+	if (r == 0)
+		return; /* not asked for yet: held */
+	if (r > 0) {
+		st = dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst);
+		if (st == ACCDMA_OK)
+			st = deliver(fd, s, dst, mate.length, &bytes);
+		fw_complete_waiting(fd->w, fd->id, mate.queue, mate.slot, st, bytes);
+	}
+	release(fd, src, ring, idx);
+}
+
+/* Take in what @src put in its ring since we last looked. Under eager_rx. */
+static void scan(struct fw_device *fd, uint32_t src)
+{
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
+	struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
+
+	for (;;) {
+		uint32_t idx = rx->cursor & RING_MASK;
+
+		if (atomic_load_explicit(&ring[idx].stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
+			return;
+		rx->cursor++;
+		rx->held |= 1ull << idx;
+		to_waiting_recv(fd, src, ring, idx);
+	}
+}
+
+/* The held slot carrying (@tag, @seq) from @src, or -1. Under eager_rx. */
+static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
+{
+	struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
+
+	for (uint64_t h = fd->eager_rx[src].held; h; h &= h - 1) {
+		int idx = __builtin_ctzll(h);
+
+		if (ring[idx].tag == tag && ring[idx].seq == seq)
+			return idx;
+	}
+	return -1;
+}
+
+/* Is @op a send or recv with a peer we have a ring with? */
+static int has_ring(const struct fw_device *fd, const struct fw_op *op)
+{
+	return fd->eager_rx && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices;
+}
+
+/**
+ * fw_eager_send() - send @op eagerly if it is small and its ring slot is free.
+ * @fd/@q/@op: a ready send (validated, dependencies met).
+ * Return: 1 if sent (@op is complete and finished), 0 to take the rendezvous path.
+ */
+int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	struct q_world_sh *w = fd->w;
+	uint32_t dst = (uint32_t)op->d.peer, pos;
+	struct q_dev_sh *dd;
+	struct q_eager_slot *s;
+
+	if (!has_ring(fd, op) || !w->eager_max || op->d.length > w->eager_max)
+		return 0;
+	eager_lock(fd, &fd->eager_tx_lock);
+	pos = fd->eager_tx[dst];
+	s = &q_eager_ring(w, dst, fd->id)[pos & RING_MASK];
+	if (atomic_load_explicit(&s->stamp, memory_order_acquire)) {
+		eager_unlock(fd, &fd->eager_tx_lock);
+		return 0; /* 64 messages unconsumed: rendezvous keeps the order by seq */
+	}
+	s->len = (uint32_t)op->d.length;
+	s->tag = op->d.tag;
+	s->seq = op->d.seq;
+	memcpy(s->data, op->addr, op->d.length);
+	atomic_store_explicit(&s->stamp, q_eager_stamp(pos), memory_order_release);
+	fd->eager_tx[dst] = pos + 1;
+	eager_unlock(fd, &fd->eager_tx_lock);
+
+	/* The receiver's engines may sleep with its recv waiting: the fence orders
+	 * the stamp before reading their `sleeping` (pairs with their sleep path). */
+	dd = q_dev(w, dst);
+	if (!dd->polled) {
+		atomic_thread_fence(memory_order_seq_cst);
+		for (uint32_t e = 0; e < w->engines; e++)
+			q_engine_kick_fenced(&dd->engines[e]);
+	}
+	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
+	fw_op_finish(fd, q, op);
+	return 1;
+}
+
+/**
+ * fw_eager_recv() - a ready recv takes its message from the ring if it is
+ * there, else waits at the rendezvous.
+ * @fd/@q/@op: the recv.
+ * @lost: its sender's process is gone: what it sent before is still taken,
+ *        but nothing more will come (the recv completes PEER_LOST).
+ * Return: as fw_match_arrive(). The look and the wait are one step under
+ * eager_rx, so a message that lands in between is matched by the next scan.
+ */
+enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost)
+{
+	uint32_t src = (uint32_t)op->d.peer;
+	enum fw_arrive r;
+	uint64_t bytes;
+	int idx;
+
+	if (!has_ring(fd, op)) {
+		if (!lost)
+			return fw_match_arrive(fd, q, op);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+		return FW_ARRIVE_DONE;
+	}
+	eager_lock(fd, &fd->eager_rx_lock);
+	scan(fd, src);
+	idx = find_held(fd, src, op->d.tag, op->d.seq);
+	if (idx >= 0) {
+		struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
+		enum accdma_status st = deliver(fd, &ring[idx], op->addr, op->d.length, &bytes);
+
+		release(fd, src, ring, (uint32_t)idx);
+		eager_unlock(fd, &fd->eager_rx_lock);
+		fw_complete_own(fd, q, op, st, bytes);
+		return FW_ARRIVE_DONE;
+	}
+	if (lost) {
+		eager_unlock(fd, &fd->eager_rx_lock);
+		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
+		return FW_ARRIVE_DONE;
+	}
+	r = fw_match_arrive(fd, q, op);
+	eager_unlock(fd, &fd->eager_rx_lock);
+	return r;
+}
+
+/**
+ * fw_eager_poll() - match what landed from @src to recvs waiting for it.
+ * @fd: the device. @src: the sender a waiting recv of ours names.
+ * Return: 1 if a message landed since the last look.
+ */
+int fw_eager_poll(struct fw_device *fd, int32_t src)
+{
+	uint32_t before;
+
+	if (!fd->eager_rx || src < 0 || (uint32_t)src >= fd->w->num_devices)
+		return 0;
+	eager_lock(fd, &fd->eager_rx_lock);
+	before = fd->eager_rx[src].cursor;
+	scan(fd, (uint32_t)src);
+	before = fd->eager_rx[src].cursor - before;
+	eager_unlock(fd, &fd->eager_rx_lock);
+	return before != 0;
+}
+
+/**
+ * fw_eager_fail_recv() - a recv fails before arriving: drop its message if it
+ * already landed (its send completed long ago), else tell the rendezvous.
+ * @fd/@q/@op: the recv. @st: its status, for the rendezvous marker.
+ */
+void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
+{
+	uint32_t src = (uint32_t)op->d.peer;
+	int idx;
+
+	if (!has_ring(fd, op)) {
+		fw_match_fail(fd, q, op, st);
+		return;
+	}
+	eager_lock(fd, &fd->eager_rx_lock);
+	scan(fd, src);
+	idx = find_held(fd, src, op->d.tag, op->d.seq);
+	if (idx >= 0)
+		release(fd, src, q_eager_ring(fd->w, fd->id, src), (uint32_t)idx);
+	else
+		fw_match_fail(fd, q, op, st);
+	eager_unlock(fd, &fd->eager_rx_lock);
+}
+
+/**
+ * fw_eager_init() - the device's private ring positions, if the world has rings.
+ * @fd: the device being booted.
+ * Return: 0 or -ENOMEM.
+ */
+int fw_eager_init(struct fw_device *fd)
+{
+	uint32_t n = fd->w->num_devices;
+
+	if (!fd->sh->eager_off)
+		return 0;
+	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
+	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
+	return fd->eager_tx && fd->eager_rx ? 0 : -ENOMEM;
+}
+
+/** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
+void fw_eager_fini(struct fw_device *fd)
+{
+	free(fd->eager_tx);
+	free(fd->eager_rx);
+	fd->eager_tx = NULL;
+	fd->eager_rx = NULL;
+}
