@@ -12,6 +12,7 @@
 #include "driver/internal.h"
 
 #define WAIT_SPIN_NS 20000
+#define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 
 /**
  * drv_token_cpl() - find the completion record a token names.
@@ -106,6 +107,7 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 {
 	struct q_dev_sh *ds = q_dev(w->sh, dev);
 	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
+	unsigned int idle = 0;
 	int rc = -ETIMEDOUT;
 
 	if (!w->threaded)
@@ -116,10 +118,16 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 			drv_poll_session(w, 0, 0);
 			return 0;
 		}
-		/* Move the work along ourselves when allowed; otherwise yield, not
-		 * pause: the engines that will complete this may need our core. */
-		if (!drv_poll(w))
+		/* Move the work along ourselves when allowed. With nothing to do,
+		 * pause and look again (a peer's message is often a few hundred ns
+		 * away, and a yield is a syscall); yield now and then, for the
+		 * engines or peers that may need our core. */
+		if (drv_poll(w))
+			idle = 0;
+		else if (++idle % WAIT_YIELD_EVERY == 0)
 			sched_yield();
+		else
+			q_cpu_relax();
 		if (i % 16 == 0)
 			now = q_now_ns();
 	}

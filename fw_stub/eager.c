@@ -11,9 +11,11 @@
  * for yet stays in its slot ("held") until its recv arrives.
  *
  * So a small send costs the receiver one cache line it reads once, instead of
- * a round trip through the rendezvous table's lock and entries. A full slot
- * (64 messages unconsumed) sends the op down the rendezvous path: matching
- * is by sequence number, so mixing paths keeps FIFO order per tag.
+ * a round trip through the rendezvous table's lock and entries; the consumed
+ * mark it writes back stays in its cache until the sender runs out of room.
+ * A full ring (64 positions past the oldest message not yet asked for) sends
+ * the op down the rendezvous path: matching is by sequence number, so mixing
+ * paths keeps FIFO order per tag.
  *
  * Locks: fd->eager_tx serialises this device's senders, fd->eager_rx its
  * consumers. Both are this process's (one device is driven by one process),
@@ -63,18 +65,27 @@ static enum accdma_status deliver(struct fw_device *fd, const struct q_eager_slo
 	return ACCDMA_OK;
 }
 
-/* Give a slot back to the sender once its payload has been copied out. */
-static void release(struct fw_device *fd, uint32_t src, struct q_eager_slot *ring, uint32_t idx)
+/* A slot's payload has been copied out (or dropped): move the consumed mark
+ * over every position no longer held, and publish it for the sender. */
+static void release(struct fw_eager_rx *rx, uint32_t idx)
 {
-	fd->eager_rx[src].held &= ~(1ull << idx);
-	atomic_store_explicit(&ring[idx].stamp, 0, memory_order_release);
+	uint32_t done = rx->done;
+
+	rx->held &= ~(1ull << idx);
+	while (done != rx->cursor && !(rx->held & (1ull << (done & RING_MASK))))
+		done++;
+	if (done != rx->done) {
+		rx->done = done;
+		atomic_store_explicit(&rx->ring->done, done, memory_order_release);
+	}
 }
 
 /* A message just landed: if its recv waits in our rendezvous table, complete
  * the recv; if the recv was withdrawn (cancel, reset), drop the message. */
-static void to_waiting_recv(struct fw_device *fd, uint32_t src, struct q_eager_slot *ring, uint32_t idx)
+static void to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 {
-	struct q_eager_slot *s = &ring[idx];
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
+	struct q_eager_slot *s = &rx->ring->slots[idx];
 	enum accdma_status st;
 	struct q_rdv mate;
 	uint64_t bytes = 0;
@@ -89,30 +100,30 @@ static void to_waiting_recv(struct fw_device *fd, uint32_t src, struct q_eager_s
 			st = deliver(fd, s, dst, mate.length, &bytes);
 		fw_complete_waiting(fd->w, fd->id, mate.queue, mate.slot, st, bytes);
 	}
-	release(fd, src, ring, idx);
+	release(rx, idx);
 }
 
 /* Take in what @src put in its ring since we last looked. Under eager_rx. */
 static void scan(struct fw_device *fd, uint32_t src)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
-	struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
 
 	for (;;) {
 		uint32_t idx = rx->cursor & RING_MASK;
 
-		if (atomic_load_explicit(&ring[idx].stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
+		if (atomic_load_explicit(&rx->ring->slots[idx].stamp, memory_order_acquire) !=
+		    q_eager_stamp(rx->cursor))
 			return;
 		rx->cursor++;
 		rx->held |= 1ull << idx;
-		to_waiting_recv(fd, src, ring, idx);
+		to_waiting_recv(fd, src, idx);
 	}
 }
 
 /* The held slot carrying (@tag, @seq) from @src, or -1. Under eager_rx. */
 static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
 {
-	struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
+	struct q_eager_slot *ring = fd->eager_rx[src].ring->slots;
 
 	for (uint64_t h = fd->eager_rx[src].held; h; h &= h - 1) {
 		int idx = __builtin_ctzll(h);
@@ -137,25 +148,29 @@ static int has_ring(const struct fw_device *fd, const struct fw_op *op)
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	struct q_world_sh *w = fd->w;
-	uint32_t dst = (uint32_t)op->d.peer, pos;
+	uint32_t dst = (uint32_t)op->d.peer;
+	struct fw_eager_tx *tx;
 	struct q_dev_sh *dd;
 	struct q_eager_slot *s;
 
 	if (!has_ring(fd, op) || !w->eager_max || op->d.length > w->eager_max)
 		return 0;
+	tx = &fd->eager_tx[dst];
 	eager_lock(fd, &fd->eager_tx_lock);
-	pos = fd->eager_tx[dst];
-	s = &q_eager_ring(w, dst, fd->id)[pos & RING_MASK];
-	if (atomic_load_explicit(&s->stamp, memory_order_acquire)) {
-		eager_unlock(fd, &fd->eager_tx_lock);
-		return 0; /* 64 messages unconsumed: rendezvous keeps the order by seq */
+	if (tx->pos - tx->done >= Q_EAGER_SLOTS) {
+		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
+		if (tx->pos - tx->done >= Q_EAGER_SLOTS) {
+			eager_unlock(fd, &fd->eager_tx_lock);
+			return 0; /* the receiver holds 64 positions: rendezvous keeps the order by seq */
+		}
 	}
+	s = &tx->ring->slots[tx->pos & RING_MASK];
 	s->len = (uint32_t)op->d.length;
 	s->tag = op->d.tag;
 	s->seq = op->d.seq;
 	memcpy(s->data, op->addr, op->d.length);
-	atomic_store_explicit(&s->stamp, q_eager_stamp(pos), memory_order_release);
-	fd->eager_tx[dst] = pos + 1;
+	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
+	tx->pos++;
 	eager_unlock(fd, &fd->eager_tx_lock);
 
 	/* The receiver's engines may sleep with its recv waiting: the fence orders
@@ -197,10 +212,10 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 	scan(fd, src);
 	idx = find_held(fd, src, op->d.tag, op->d.seq);
 	if (idx >= 0) {
-		struct q_eager_slot *ring = q_eager_ring(fd->w, fd->id, src);
-		enum accdma_status st = deliver(fd, &ring[idx], op->addr, op->d.length, &bytes);
+		struct fw_eager_rx *rx = &fd->eager_rx[src];
+		enum accdma_status st = deliver(fd, &rx->ring->slots[idx], op->addr, op->d.length, &bytes);
 
-		release(fd, src, ring, (uint32_t)idx);
+		release(rx, (uint32_t)idx);
 		eager_unlock(fd, &fd->eager_rx_lock);
 		fw_complete_own(fd, q, op, st, bytes);
 		return FW_ARRIVE_DONE;
@@ -252,7 +267,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 	scan(fd, src);
 	idx = find_held(fd, src, op->d.tag, op->d.seq);
 	if (idx >= 0)
-		release(fd, src, q_eager_ring(fd->w, fd->id, src), (uint32_t)idx);
+		release(&fd->eager_rx[src], (uint32_t)idx);
 	else
 		fw_match_fail(fd, q, op, st);
 	eager_unlock(fd, &fd->eager_rx_lock);
@@ -271,7 +286,13 @@ int fw_eager_init(struct fw_device *fd)
 		return 0;
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
-	return fd->eager_tx && fd->eager_rx ? 0 : -ENOMEM;
+	if (!fd->eager_tx || !fd->eager_rx)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < n; p++) {
+		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
+		fd->eager_rx[p].ring = q_eager_ring(fd->w, fd->id, p);
+	}
+	return 0;
 }
 
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */

@@ -59,12 +59,25 @@ struct fw_split {
 struct fw_device;
 
 /**
- * struct fw_eager_rx - what a device has taken in from one sender's eager ring.
- * @cursor: the next ring position to look at. @held: slots landed but not yet
- * asked for by a recv (one bit per slot).
+ * struct fw_eager_tx - this device's side of its ring into one receiver.
+ * @ring: the ring. @pos: the next position to write. @done: the receiver's
+ * consumed mark as last read.
+ */
+struct fw_eager_tx {
+	struct q_eager_ring *ring;
+	uint32_t pos;
+	uint32_t done;
+};
+
+/**
+ * struct fw_eager_rx - what this device has taken in from one sender's ring.
+ * @ring: the ring. @cursor: the next position to look at. @done: the consumed
+ * mark (published in @ring). @held: slots landed that no recv asked for yet.
  */
 struct fw_eager_rx {
+	struct q_eager_ring *ring;
 	uint32_t cursor;
+	uint32_t done;
 	uint64_t held;
 };
 
@@ -97,7 +110,7 @@ struct fw_device {
 	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
 	struct fw_split split;
 	_Atomic int pollers; /* host threads polling this device now */
-	uint32_t *eager_tx;            /* by receiver: our next position in its ring (NULL: no rings) */
+	struct fw_eager_tx *eager_tx;  /* by receiver (NULL: the world has no eager rings) */
 	struct fw_eager_rx *eager_rx;  /* by sender */
 	_Atomic int eager_tx_lock, eager_rx_lock;
 };

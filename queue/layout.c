@@ -27,13 +27,13 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
 	return cap;
 }
 
-/* Eager rings cost Q_EAGER_SLOTS cache lines per ordered pair of devices:
+/* Eager rings cost Q_EAGER_SLOTS + 1 cache lines per ordered pair of devices:
  * 4 KiB a pair, 16 MiB at 64 devices; beyond that, small sends rendezvous. */
 static uint64_t eager_rings_size(uint32_t ndev)
 {
 	if (ndev > ACCDMA_EAGER_MAX_DEVICES)
 		return 0;
-	return (uint64_t)ndev * Q_EAGER_SLOTS * sizeof(struct q_eager_slot);
+	return (uint64_t)ndev * sizeof(struct q_eager_ring);
 }
 
 /* Bytes of one device block: the device header, queue controls, then per

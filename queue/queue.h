@@ -140,13 +140,9 @@ struct q_rdv {
 
 /**
  * struct q_eager_slot - one slot of an eager (inline) ring: a small send's
- * payload with what matches it. Rings are per ordered pair of devices (the
- * sender produces, the receiver's engines consume) and live in the receiver's
- * block. @stamp is 0 while the slot is free; the sender fills the rest, then
- * stores q_eager_stamp(position) with release. The receiver may consume slots
- * out of order (matching is by (tag, seq)); it clears @stamp with release once
- * it has copied the payload out. The sender never passes a slot still in use:
- * a full slot sends it down the rendezvous path instead.
+ * payload with what matches it. The sender fills it, then stores
+ * q_eager_stamp(position) with release: a slot whose stamp is not the one of
+ * the position the receiver expects has not landed yet.
  */
 struct q_eager_slot {
 	_Atomic uint32_t stamp;
@@ -157,6 +153,21 @@ struct q_eager_slot {
 } __attribute__((aligned(Q_CACHELINE)));
 
 #define Q_EAGER_SLOTS 64 /* a power of two, and one bit per slot in a uint64_t */
+
+/**
+ * struct q_eager_ring - the eager ring of one ordered pair of devices, in the
+ * receiver's block. The sender alone writes @slots, the receiver alone @done:
+ * every position below @done has been consumed. The receiver takes slots out
+ * of order (matching is by tag and sequence), so @done stops at the oldest
+ * message no recv has asked for yet; the sender never writes more than
+ * Q_EAGER_SLOTS positions past it, and sends by rendezvous instead.
+ * A message costs the receiver one line it reads; @done is read by the sender
+ * only when its last look says the ring is full.
+ */
+struct q_eager_ring {
+	_Atomic uint32_t done;
+	struct q_eager_slot slots[Q_EAGER_SLOTS] __attribute__((aligned(Q_CACHELINE)));
+};
 
 /** q_eager_stamp() - the non-zero stamp of ring position @pos. */
 static inline uint32_t q_eager_stamp(uint32_t pos)
@@ -198,14 +209,16 @@ struct q_dev_sh {
 	_Atomic int32_t owner_pid;
 	_Atomic uint32_t lost;
 	uint32_t polled; /* set by the owner at boot: no engine thread, no host ever sleeps on it */
-	pthread_mutex_t rdv_lock;  /* shared arenas: robust, survives a dead holder */
-	_Atomic uint32_t rdv_spin; /* one process: a plain spinlock is cheaper */
-	uint32_t rdv_robust;       /* which of the two guards the table */
+	uint32_t rdv_robust;       /* which of the two locks guards the table */
 	uint32_t rdv_cap;
-	uint32_t rdv_count;
 	uint64_t rdv_off;
 	uint64_t eager_off; /* incoming eager rings, one per sender (0: none) */
 	uint64_t queue_off; /* first struct q_queue_sh */
+	/* Written on every rendezvous: on lines of their own, away from the
+	 * read-mostly fields above that every peer's sends read. */
+	pthread_mutex_t rdv_lock __attribute__((aligned(Q_CACHELINE))); /* shared arenas: robust */
+	_Atomic uint32_t rdv_spin; /* one process: a plain spinlock is cheaper */
+	uint32_t rdv_count;
 	struct q_engine_sh engines[Q_MAX_ENGINES];
 	struct q_region regions[Q_MAX_REGIONS];
 } __attribute__((aligned(Q_CACHELINE)));
@@ -286,10 +299,10 @@ static inline struct q_rdv *q_rdv_table(const struct q_world_sh *w, const struct
 	return (struct q_rdv *)q_at(w, d->rdv_off);
 }
 
-/** q_eager_ring() - the Q_EAGER_SLOTS slots carrying sends from @src to @dst. */
-static inline struct q_eager_slot *q_eager_ring(const struct q_world_sh *w, uint32_t dst, uint32_t src)
+/** q_eager_ring() - the ring carrying small sends from @src to @dst. */
+static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint32_t dst, uint32_t src)
 {
-	return (struct q_eager_slot *)q_at(w, q_dev(w, dst)->eager_off) + (uint64_t)src * Q_EAGER_SLOTS;
+	return (struct q_eager_ring *)q_at(w, q_dev(w, dst)->eager_off) + src;
 }
 
 /* ---- layout (layout.c) -------------------------------------------------- */
