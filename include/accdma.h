@@ -386,8 +386,10 @@ int accdma_post(accdma_queue *queue, const struct accdma_op *ops, int count, acc
  * @deps/@num_deps: tokens to wait for. @token: the op's token.
  *
  * Matches the recv posted on @peer from this device with the same tag and
- * the same position in FIFO order. The token completes when the data has
- * landed (the source may then be reused).
+ * the same position in FIFO order. The token completes when the source may
+ * be reused: when the data has landed, or, for a send of at most the world's
+ * eager_max bytes, as soon as the engine has copied it into @peer's inline
+ * ring (whether or not the recv is posted yet).
  * Return: 0 or a negative errno, as accdma_post().
  */
 int accdma_send(accdma_queue *queue, int peer, uint64_t tag, accdma_key key, uint64_t offset,
