@@ -346,19 +346,25 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
 {
 	int progress = 0;
-	uint32_t out = 0;
 
-	for (uint32_t i = 0; i < q->npend; i++) {
-		struct fw_op *op = &q->ops[q->pend[i]];
+	/* Advance what is pending, read what is new, and advance once more so
+	 * that a new op starts in the pass that read it, not one pass later. */
+	for (int round = 0; round < 2; round++) {
+		uint32_t out = 0;
 
-		if (advance(fd, q, op, out == 0, &progress))
-			progress = 1;
-		else
-			q->pend[out++] = q->pend[i];
-	}
-	q->npend = out;
-	if (pull(fd, q, 0))
+		for (uint32_t i = 0; i < q->npend; i++) {
+			struct fw_op *op = &q->ops[q->pend[i]];
+
+			if (advance(fd, q, op, out == 0, &progress))
+				progress = 1;
+			else
+				q->pend[out++] = q->pend[i];
+		}
+		q->npend = out;
+		if (round || !pull(fd, q, 0))
+			break;
 		progress = 1;
+	}
 	return progress;
 }
 
