@@ -1,0 +1,1515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_eager.c - eager (inline) sends: opts.eager_max / ACCDMA_EAGER_MAX.
+ *
+ * A send of at most eager_max bytes is copied into the receiver's
+ * per-(src, dst) inline ring and completes OK at once, whether or not its recv
+ * is posted; larger sends, and small ones that find the ring full, wait for
+ * their recv (rendezvous). Matching is unchanged: the k-th send A->B with tag
+ * T lands in the k-th recv on B from A with tag T, whichever path each took.
+ *
+ *  - send first: a small send completes before its recv exists, its source may
+ *    be reused at once, nothing lands before the recv is posted, then the recv
+ *    gets the data (exactly the send's bytes; the rest of the recv range
+ *    untouched); engines 0, 1, 2 x queues 1, 2;
+ *  - recv first, also with the send posted late by a second thread;
+ *  - eager_max = 0: a small send waits for its recv; eager_max = 16: 16 bytes
+ *    go eagerly, 17 do not;
+ *  - boundaries with the default (40): 1, 39 and 40 bytes eager, 41 not; a
+ *    zero-length send is still BAD_LENGTH (its recv PEER_ERROR);
+ *  - ring overflow: 200 small sends before any recv: exactly the first 64
+ *    complete, the rest after their recvs, every recv gets its own send in
+ *    order; a partial drain with a new eager send behind pending rendezvous
+ *    sends; the ring is usable again afterwards;
+ *  - tags share a pair's ring: a recv on tag B takes B's messages from
+ *    behind A's; with the ring full of tag A a small tag-B send waits for its
+ *    recv and gets it; once the oldest message is asked for, the consumed
+ *    ones behind it are room again; an empty ring takes 64 again;
+ *  - issue order is not post order: a send (or recv) held back by a
+ *    dependency keeps its FIFO position while the next one goes eagerly;
+ *  - self-send, and two sources into one device on one tag;
+ *  - 8-byte and 4096-byte sends alternating on one tag: sends first, recvs
+ *    first, half and half; FIFO and data;
+ *  - truncation: a 32-byte eager send into a 16-byte recv: recv TRUNCATED and
+ *    untouched, send OK; the next pair on the tag works;
+ *  - cancel: a recv canceled before its eager send arrives; the next recv gets
+ *    the next send; a recv failing on its own side skips one eager message;
+ *  - failed small sends (bad key, out of bounds): recv PEER_ERROR, both orders;
+ *  - permutation stress on 2, 4, 8 devices, lock-step and windowed (the
+ *    window of 100 overflows the ring: both paths mixed on one tag);
+ *  - 64 devices (rings) and 65 devices (no rings: small sends rendezvous);
+ *  - shm: two processes, an eager send that completes before its recv is
+ *    posted in the other process, 1000 ping rounds both ways, and a burst of
+ *    100 small sends each way that overflows the ring;
+ *  - ACCDMA_EAGER_MAX from the environment, and out-of-range options.
+ *
+ * The seed of the randomized stress is printed; repeat with ACCDMA_TEST_SEED.
+ */
+#include "helpers/th.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "shm_th.h"
+
+#define GUARD 0xC7
+#define GUARD_I32 ((int32_t)0xC7C7C7C7)
+#define SRC_SIZE 8192
+#define DST_SIZE 16384
+/* Only turns "the eager send never completed" into a quick failure: an eager
+ * send needs no peer, so a bounded wait on it is a deadlock check, not a timing one. */
+#define EAGER_HANG_MS 15000
+
+/* What the running test is doing, printed by the teardown if the test failed. */
+static char ctx[192];
+
+#define CTX(...) snprintf(ctx, sizeof(ctx), __VA_ARGS__)
+
+static int teardown_ctx(void **state)
+{
+	(void)state;
+	if (ctx[0])
+		fprintf(stderr, "test_eager: failed in: %s\n", ctx);
+	ctx[0] = 0;
+	return 0;
+}
+
+struct cfg {
+	int engines;
+	int queues;
+};
+
+static const struct cfg cfgs[] = {
+	{ 1, 1 }, { 0, 1 }, { 2, 1 }, { 1, 2 }, { 0, 2 }, { 2, 2 },
+};
+#define NCFG ((int)(sizeof(cfgs) / sizeof(cfgs[0])))
+
+static accdma_world *open_w(int n, int engines, int queues, int eager, uint32_t depth,
+			    uint64_t mem)
+{
+	struct accdma_world_opts o;
+
+	th_opts(&o, n);
+	o.engines = engines;
+	o.queues = queues;
+	o.eager_max = eager;
+	if (depth)
+		o.queue_depth = depth;
+	if (mem)
+		o.mem_size = mem;
+	return th_open_opts(&o);
+}
+
+/* Wait for a send that must complete without its recv (the eager path). */
+static void eager_done_(accdma_world *w, accdma_token t, const char *file, int line)
+{
+	enum accdma_status st = ACCDMA_ST__COUNT;
+	int rc = accdma_wait(w, t, EAGER_HANG_MS, &st);
+
+	if (rc == -ETIMEDOUT) {
+		accdma_stall_report(w, stderr);
+		print_error("a send of at most eager_max bytes did not complete before its recv "
+			    "was posted (waited %d ms)\n",
+			    EAGER_HANG_MS);
+		_fail(file, line);
+	}
+	if (rc != 0) {
+		print_error("accdma_wait = %d\n", rc);
+		_fail(file, line);
+	}
+	th_assert_st_(st, ACCDMA_OK, file, line);
+}
+#define eager_done(w, t) eager_done_((w), (t), __FILE__, __LINE__)
+
+/* Wait and accept either of two statuses (where the contract allows both). */
+static enum accdma_status wait_either_(accdma_world *w, accdma_token t, enum accdma_status a,
+				       enum accdma_status b, const char *file, int line)
+{
+	enum accdma_status st = th_wait_(w, t, file, line);
+
+	if (st != a && st != b) {
+		print_error("status %s, want %s or %s\n", accdma_status_str(st), accdma_status_str(a),
+			    accdma_status_str(b));
+		_fail(file, line);
+	}
+	return st;
+}
+#define wait_either(w, t, a, b) wait_either_((w), (t), (a), (b), __FILE__, __LINE__)
+
+/* The op still waits, after its device's engine issued it; a short timed
+ * wait says -ETIMEDOUT and leaves the token valid. */
+static void still_pending_(accdma_world *w, int dev, int qi, accdma_token t, const char *file,
+			   int line)
+{
+	enum accdma_status st = ACCDMA_ST__COUNT;
+	int rc;
+
+	th_kick_(w, dev, qi, 2, file, line);
+	th_pending_(w, t, file, line);
+	rc = accdma_wait(w, t, 5, &st);
+	if (rc != -ETIMEDOUT) {
+		print_error("accdma_wait(5 ms) = %d (status %s): expected -ETIMEDOUT\n", rc,
+			    rc == 0 ? accdma_status_str(st) : "-");
+		_fail(file, line);
+	}
+	th_pending_(w, t, file, line);
+}
+#define still_pending(w, dev, qi, t) still_pending_((w), (dev), (qi), (t), __FILE__, __LINE__)
+
+/* ---- a sender (device 0) and a receiver (device 1) ---------------------- */
+
+struct pr {
+	accdma_world *w;
+	accdma_queue *qs, *qr;
+	int qsi, qri;
+	uint8_t *src, *dst;
+	accdma_key ks, kd;
+};
+
+static void pr_open(struct pr *p, int engines, int queues, int eager)
+{
+	p->w = open_w(2, engines, queues, eager, 0, 1u << 20);
+	p->qsi = queues - 1; /* with two queues, sends and recvs use different ones */
+	p->qri = 0;
+	p->qs = th_qi(p->w, 0, p->qsi);
+	p->qr = th_qi(p->w, 1, p->qri);
+	p->ks = th_alloc(p->w, 0, SRC_SIZE, (void **)&p->src);
+	p->kd = th_alloc(p->w, 1, DST_SIZE, (void **)&p->dst);
+	th_fill_u8(p->dst, DST_SIZE, GUARD);
+}
+
+static accdma_token pr_send(struct pr *p, uint64_t tag, uint64_t off, uint64_t len, uint32_t seed)
+{
+	accdma_token t = 0;
+
+	th_fill_pattern(p->src + off, len, seed);
+	assert_int_equal(accdma_send(p->qs, 1, tag, p->ks, off, len, NULL, 0, &t), 0);
+	return t;
+}
+
+static accdma_token pr_recv(struct pr *p, uint64_t tag, uint64_t off, uint64_t len)
+{
+	accdma_token t = 0;
+
+	assert_int_equal(accdma_recv(p->qr, 0, tag, p->kd, off, len, NULL, 0, &t), 0);
+	return t;
+}
+
+/* The recv range [off, off + rlen) holds exactly @len bytes of pattern @seed,
+ * then guard bytes: what landed is the send's length, no more. */
+static void check_landed_(const uint8_t *dst, uint64_t off, uint64_t rlen, uint64_t len,
+			  uint32_t seed, const char *file, int line)
+{
+	th_check_pattern_(dst + off, len, seed, "received bytes", file, line);
+	th_check_u8_(dst + off + len, rlen - len, GUARD, "recv range past the send's length", file,
+		     line);
+}
+#define check_landed(d, o, r, l, s) check_landed_((d), (o), (r), (l), (s), __FILE__, __LINE__)
+
+/* ---- 1. send first -------------------------------------------------------- */
+
+static void run_send_first(const struct cfg *c, uint64_t len)
+{
+	enum { K = 3, SLOT = 64 };
+	struct pr p;
+	accdma_token s[K], r[K];
+
+	CTX("send_first engines=%d queues=%d len=%llu", c->engines, c->queues,
+	    (unsigned long long)len);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	for (int k = 0; k < K; k++) {
+		s[k] = pr_send(&p, 7, (uint64_t)k * SLOT, len, 100u + (uint32_t)k);
+		eager_done(p.w, s[k]);
+		/* the source may be reused as soon as the send completed */
+		th_fill_u8(p.src + k * SLOT, SLOT, 0xAB);
+	}
+	th_kick_q(p.w, 1, p.qri, 2);
+	th_check_u8(p.dst, DST_SIZE, GUARD, "receiver memory before any recv is posted");
+	/* recv k lands in slot K-1-k, at an offset inside the slot */
+	for (int k = 0; k < K; k++)
+		r[k] = pr_recv(&p, 7, (uint64_t)(K - 1 - k) * SLOT + 8, SLOT - 8);
+	for (int k = K - 1; k >= 0; k--)
+		th_wait_ok(p.w, r[k]);
+	for (int k = 0; k < K; k++) {
+		uint64_t off = (uint64_t)(K - 1 - k) * SLOT;
+
+		th_check_u8(p.dst + off, 8, GUARD, "before the recv range");
+		check_landed(p.dst, off + 8, SLOT - 8, len, 100u + (uint32_t)k);
+	}
+	th_check_u8(p.dst + K * SLOT, DST_SIZE - K * SLOT, GUARD, "past the recv slots");
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_send_first(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_send_first(&cfgs[i], 8);
+		run_send_first(&cfgs[i], ACCDMA_EAGER_MAX);
+	}
+	run_send_first(&cfgs[0], 1);
+}
+
+/* ---- 2. recv first, and a late sender thread ----------------------------- */
+
+static void run_recv_first(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token s, r;
+
+	CTX("recv_first engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	r = pr_recv(&p, 3, 16, 64);
+	still_pending(p.w, 1, p.qri, r);
+	th_check_u8(p.dst, DST_SIZE, GUARD, "recv range before its send");
+	s = pr_send(&p, 3, 0, 24, 31);
+	th_wait_ok(p.w, r);
+	th_wait_ok(p.w, s);
+	th_check_u8(p.dst, 16, GUARD, "before the recv range");
+	check_landed(p.dst, 16, 64, 24, 31);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+struct late {
+	accdma_world *w;
+	accdma_queue *q;
+	accdma_key k;
+	uint64_t len;
+	int rc_post, rc_wait;
+	enum accdma_status st;
+};
+
+static void *late_sender(void *arg)
+{
+	struct late *l = arg;
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	accdma_token t = 0;
+
+	nanosleep(&ts, NULL);
+	l->rc_post = accdma_send(l->q, 1, 4, l->k, 0, l->len, NULL, 0, &t);
+	if (l->rc_post == 0)
+		l->rc_wait = accdma_wait(l->w, t, TH_HANG_MS, &l->st);
+	return NULL;
+}
+
+static void run_late_sender(const struct cfg *c, uint64_t len)
+{
+	struct pr p;
+	struct late l;
+	pthread_t th;
+	accdma_token r;
+
+	CTX("late_sender engines=%d queues=%d len=%llu", c->engines, c->queues,
+	    (unsigned long long)len);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	th_fill_pattern(p.src, len, 77);
+	r = pr_recv(&p, 4, 0, 128);
+	memset(&l, 0, sizeof(l));
+	l.w = p.w;
+	l.q = p.qs;
+	l.k = p.ks;
+	l.len = len;
+	l.rc_wait = -1;
+	l.st = ACCDMA_ST__COUNT;
+	assert_int_equal(pthread_create(&th, NULL, late_sender, &l), 0);
+	th_wait_ok(p.w, r); /* blocks until the other thread's send lands */
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(l.rc_post, 0);
+	assert_int_equal(l.rc_wait, 0);
+	th_assert_st(l.st, ACCDMA_OK);
+	check_landed(p.dst, 0, 128, len, 77);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_recv_first(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_recv_first(&cfgs[i]);
+	for (int i = 0; i < 3; i++) {
+		run_late_sender(&cfgs[i], 8);
+		run_late_sender(&cfgs[i], 100); /* rendezvous, same program */
+	}
+}
+
+/* ---- 3. eager_max = 0, and a smaller eager_max ---------------------------- */
+
+static void run_rendezvous_small(const struct cfg *c, int eager, uint64_t len)
+{
+	struct pr p;
+	accdma_token s, r;
+
+	CTX("rendezvous engines=%d queues=%d eager_max=%d len=%llu", c->engines, c->queues, eager,
+	    (unsigned long long)len);
+	pr_open(&p, c->engines, c->queues, eager);
+	s = pr_send(&p, 9, 0, len, 5);
+	still_pending(p.w, 0, p.qsi, s);
+	th_kick_q(p.w, 1, p.qri, 1);
+	th_check_u8(p.dst, DST_SIZE, GUARD, "receiver memory before the recv");
+	r = pr_recv(&p, 9, 0, 64);
+	th_wait_ok(p.w, r);
+	th_wait_ok(p.w, s);
+	check_landed(p.dst, 0, 64, len, 5);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_eager_off(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_rendezvous_small(&cfgs[i], 0, 8);
+		run_rendezvous_small(&cfgs[i], 0, 1);
+	}
+}
+
+static void test_eager_max_16(void **state)
+{
+	(void)state;
+	struct pr p;
+	accdma_token s1, s2, r1, r2;
+
+	for (int i = 0; i < 3; i++) {
+		CTX("eager_max=16 engines=%d", cfgs[i].engines);
+		pr_open(&p, cfgs[i].engines, 1, 16);
+		s1 = pr_send(&p, 2, 0, 16, 1);
+		eager_done(p.w, s1);
+		s2 = pr_send(&p, 2, 64, 17, 2);
+		still_pending(p.w, 0, p.qsi, s2);
+		r1 = pr_recv(&p, 2, 0, 64);
+		r2 = pr_recv(&p, 2, 64, 64);
+		th_wait_ok(p.w, r2);
+		th_wait_ok(p.w, r1);
+		th_wait_ok(p.w, s2);
+		check_landed(p.dst, 0, 64, 16, 1);
+		check_landed(p.dst, 64, 64, 17, 2);
+		th_close(p.w);
+	}
+	ctx[0] = 0;
+}
+
+/* ---- 4. boundaries with the default ---------------------------------------- */
+
+static void test_boundaries(void **state)
+{
+	(void)state;
+	static const uint64_t eager_lens[] = { 1, 39, ACCDMA_EAGER_MAX };
+	struct pr p;
+	accdma_token s, r;
+	struct accdma_world_opts o;
+
+	assert_int_equal(accdma_world_opts_init(&o), 0);
+	if (!getenv("ACCDMA_EAGER_MAX"))
+		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX); /* the default */
+	assert_int_equal(ACCDMA_EAGER_MAX, 40);
+
+	for (int i = 0; i < 3; i++) {
+		CTX("boundaries engines=%d", cfgs[i].engines);
+		pr_open(&p, cfgs[i].engines, 1, ACCDMA_EAGER_MAX);
+		/* one tag throughout: each pair takes the next FIFO position */
+		for (int k = 0; k < 3; k++) {
+			th_fill_u8(p.dst, 128, GUARD);
+			s = pr_send(&p, 1, 0, eager_lens[k], 10u + (uint32_t)k);
+			eager_done(p.w, s);
+			r = pr_recv(&p, 1, 0, 128);
+			th_wait_ok(p.w, r);
+			check_landed(p.dst, 0, 128, eager_lens[k], 10u + (uint32_t)k);
+		}
+		/* 41 bytes: rendezvous */
+		th_fill_u8(p.dst, 128, GUARD);
+		s = pr_send(&p, 1, 0, ACCDMA_EAGER_MAX + 1, 20);
+		still_pending(p.w, 0, 0, s);
+		th_check_u8(p.dst, 128, GUARD, "recv range before the 41-byte send's recv");
+		r = pr_recv(&p, 1, 0, 128);
+		th_wait_ok(p.w, r);
+		th_wait_ok(p.w, s);
+		check_landed(p.dst, 0, 128, ACCDMA_EAGER_MAX + 1, 20);
+
+		/* zero length is still a bad descriptor, not an empty eager message;
+		 * send first and recv first; it takes one FIFO position */
+		th_fill_u8(p.dst, 128, GUARD);
+		assert_int_equal(accdma_send(p.qs, 1, 1, p.ks, 0, 0, NULL, 0, &s), 0);
+		th_wait_st(p.w, s, ACCDMA_ST_BAD_LENGTH);
+		r = pr_recv(&p, 1, 0, 128);
+		th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+		r = pr_recv(&p, 1, 0, 128);
+		still_pending(p.w, 1, 0, r);
+		assert_int_equal(accdma_send(p.qs, 1, 1, p.ks, 0, 0, NULL, 0, &s), 0);
+		th_wait_st(p.w, s, ACCDMA_ST_BAD_LENGTH);
+		th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+		th_check_u8(p.dst, 128, GUARD, "recv range of zero-length sends");
+		/* the tag still works, eagerly */
+		s = pr_send(&p, 1, 0, 12, 21);
+		eager_done(p.w, s);
+		r = pr_recv(&p, 1, 0, 128);
+		th_wait_ok(p.w, r);
+		check_landed(p.dst, 0, 128, 12, 21);
+		th_close(p.w);
+	}
+	ctx[0] = 0;
+}
+
+/* ---- 5. ring overflow ------------------------------------------------------ */
+
+#define OVF 200
+#define RING 64
+
+/* Post recvs k in [from, to) for payloads k (int32 k + 1000 each), recv
+ * range 8 bytes, so the 4 bytes past each payload must stay guard. */
+static void ovf_recv(accdma_queue *q, accdma_key kd, int from, int to,
+		     accdma_token *r)
+{
+	for (int k = from; k < to; k++)
+		assert_int_equal(accdma_recv(q, 0, 11, kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]), 0);
+}
+
+static void ovf_check_base(const int32_t *d, int from, int to, int base)
+{
+	for (int k = from; k < to; k++) {
+		if (d[2 * k] != k + base || d[2 * k + 1] != GUARD_I32) {
+			print_error("recv %d holds %d (then %#x), want payload %d\n", k, d[2 * k],
+				    (unsigned)d[2 * k + 1], k + base);
+			fail();
+		}
+	}
+}
+
+static void ovf_check(const int32_t *d, int from, int to)
+{
+	ovf_check_base(d, from, to, 1000);
+}
+
+static void run_overflow(const struct cfg *c)
+{
+	accdma_world *w;
+	int32_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_queue *qs[2], *qr;
+	static accdma_token s[OVF + 1], r[OVF + 1];
+	int done_early = 0;
+
+	CTX("overflow engines=%d queues=%d", c->engines, c->queues);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX, 512, 1u << 20);
+	ks = th_alloc(w, 0, (OVF + 1) * 4, (void **)&src);
+	kd = th_alloc(w, 1, (OVF + 1) * 8, (void **)&dst);
+	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
+	for (int i = 0; i < c->queues; i++)
+		qs[i] = th_qi(w, 0, i);
+	qr = th_qi(w, 1, c->queues - 1);
+	for (int k = 0; k < OVF + 1; k++)
+		src[k] = k + 1000;
+	/* sends alternate over the queues: FIFO is by posting order */
+	for (int k = 0; k < OVF; k++)
+		assert_int_equal(accdma_send(qs[k % c->queues], 1, 11, ks, (uint64_t)k * 4, 4, NULL,
+					     0, &s[k]),
+				 0);
+	if (c->queues == 1) {
+		/* exactly the first 64 fit in the ring */
+		for (int k = 0; k < RING; k++)
+			eager_done(w, s[k]);
+		th_kick(w, 0, 2);
+		th_kick(w, 1, 1);
+		for (int k = RING; k < OVF; k++)
+			th_pending(w, s[k]);
+	} else {
+		/* which sends go eagerly depends on the issue order across queues;
+		 * never more than the ring holds */
+		for (int i = 0; i < c->queues; i++)
+			th_kick_q(w, 0, i, 2);
+		th_kick(w, 1, 1);
+		for (int k = 0; k < OVF; k++) {
+			enum accdma_status st = ACCDMA_ST__COUNT;
+			int rc = accdma_test(w, s[k], &st);
+
+			if (rc == 0) {
+				th_assert_st(st, ACCDMA_OK);
+				s[k] = 0;
+				done_early++;
+			} else {
+				assert_int_equal(rc, -EAGAIN);
+			}
+		}
+		if (done_early > RING) {
+			print_error("%d sends completed with no recv posted; the ring has %d slots\n",
+				    done_early, RING);
+			fail();
+		}
+	}
+	th_check_u8(dst, (OVF + 1) * 8, GUARD, "receiver memory before any recv");
+
+	/* drain 10: they come from the ring; the rendezvous sends still wait */
+	ovf_recv(qr, kd, 0, 10, r);
+	for (int k = 0; k < 10; k++)
+		th_wait_ok(w, r[k]);
+	ovf_check(dst, 0, 10);
+	if (c->queues == 1) {
+		th_kick(w, 0, 1);
+		th_pending(w, s[RING]);
+		th_pending(w, s[OVF - 1]);
+	}
+	/* a new small send behind 136 pending rendezvous sends: whether it goes
+	 * eagerly or not, it is the 201st message and lands in the 201st recv */
+	assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)OVF * 4, 4, NULL, 0, &s[OVF]), 0);
+	ovf_recv(qr, kd, 10, OVF + 1, r);
+	for (int k = OVF; k >= 10; k--)
+		th_wait_ok(w, r[k]);
+	for (int k = c->queues == 1 ? RING : 0; k < OVF + 1; k++)
+		if (s[k])
+			th_wait_ok(w, s[k]);
+	ovf_check(dst, 0, OVF + 1);
+
+	/* every slot of the ring was given back: 64 more go eagerly again */
+	for (int k = 0; k < RING; k++) {
+		src[k] = k + 1000;
+		assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
+				 0);
+	}
+	for (int k = 0; k < RING; k++)
+		eager_done(w, s[k]);
+	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
+	ovf_recv(qr, kd, 0, RING, r);
+	for (int k = 0; k < RING; k++)
+		th_wait_ok(w, r[k]);
+	ovf_check(dst, 0, RING);
+	th_check_u8(dst + 2 * RING, (OVF + 1 - RING) * 8, GUARD, "past the last recv");
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_ring_overflow(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_overflow(&cfgs[i]);
+}
+
+/* ---- ordering: tags share a pair's ring; issue order is not post order ---- */
+
+/* Wait for an op that must complete now (bounded: a hang is a failure, fast). */
+static void must_complete_(accdma_world *w, accdma_token t, enum accdma_status want,
+			   const char *what, const char *file, int line)
+{
+	enum accdma_status st = ACCDMA_ST__COUNT;
+	int rc = accdma_wait(w, t, EAGER_HANG_MS, &st);
+
+	if (rc != 0) {
+		if (rc == -ETIMEDOUT)
+			accdma_stall_report(w, stderr);
+		print_error("%s: accdma_wait = %d\n", what, rc);
+		_fail(file, line);
+	}
+	th_assert_st_(st, want, file, line);
+}
+#define must_complete(w, t, what) must_complete_((w), (t), ACCDMA_OK, (what), __FILE__, __LINE__)
+
+static void run_tags_share_ring(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token s[RING + 4], r[RING + 4];
+	int32_t *src32, *dst32;
+
+	CTX("tags share the ring engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	src32 = (int32_t *)(void *)p.src;
+	dst32 = (int32_t *)(void *)p.dst;
+
+	/* A0 B0 A1 B1 A2 in the ring; the B recvs, posted first, take B's */
+	for (int k = 0; k < 5; k++)
+		s[k] = pr_send(&p, k % 2 ? 101 : 100, (uint64_t)k * 64, 8, 200u + (uint32_t)k);
+	for (int k = 0; k < 5; k++)
+		eager_done(p.w, s[k]);
+	r[0] = pr_recv(&p, 101, 0, 64);
+	r[1] = pr_recv(&p, 101, 64, 64);
+	must_complete(p.w, r[0], "recv of the 1st tag-B message, behind a tag-A one");
+	must_complete(p.w, r[1], "recv of the 2nd tag-B message");
+	check_landed(p.dst, 0, 64, 8, 201);
+	check_landed(p.dst, 64, 64, 8, 203);
+	for (int k = 0; k < 3; k++)
+		r[2 + k] = pr_recv(&p, 100, (uint64_t)(2 + k) * 64, 64);
+	for (int k = 0; k < 3; k++)
+		th_wait_ok(p.w, r[2 + k]);
+	for (int k = 0; k < 3; k++)
+		check_landed(p.dst, (uint64_t)(2 + k) * 64, 64, 8, 200u + 2u * (uint32_t)k);
+
+	/* the ring full of tag A: a small tag-B send waits for its recv, which
+	 * gets it past the 64 tag-A messages */
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	for (int k = 0; k < RING; k++) {
+		src32[k] = 3000 + k;
+		assert_int_equal(accdma_send(p.qs, 1, 100, p.ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
+				 0);
+	}
+	for (int k = 0; k < RING; k++)
+		eager_done(p.w, s[k]);
+	src32[RING] = 4444;
+	assert_int_equal(accdma_send(p.qs, 1, 101, p.ks, RING * 4, 4, NULL, 0, &s[RING]), 0);
+	still_pending(p.w, 0, p.qsi, s[RING]);
+	assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, RING * 8, 8, NULL, 0, &r[RING]), 0);
+	must_complete(p.w, r[RING], "tag-B recv while the ring is full of tag A");
+	th_wait_ok(p.w, s[RING]);
+	assert_int_equal(dst32[2 * RING], 4444);
+	assert_int_equal(dst32[2 * RING + 1], GUARD_I32);
+	for (int k = 0; k < RING; k++)
+		assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+				 0);
+	for (int k = 0; k < RING; k++)
+		th_wait_ok(p.w, r[k]);
+	ovf_check_base(dst32, 0, RING, 3000);
+
+	/* holes: 32 A and 32 B interleaved, the 32 B's consumed first */
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	for (int k = 0; k < RING; k++) {
+		src32[k] = 5000 + k;
+		assert_int_equal(accdma_send(p.qs, 1, k % 2 ? 101 : 100, p.ks, (uint64_t)k * 4, 4,
+					     NULL, 0, &s[k]),
+				 0);
+	}
+	for (int k = 0; k < RING; k++)
+		eager_done(p.w, s[k]);
+	for (int k = 1; k < RING; k += 2)
+		assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+				 0);
+	for (int k = 1; k < RING; k += 2)
+		th_wait_ok(p.w, r[k]);
+	/* c0: the oldest message (A0) is still unasked-for. Whether c0 fits
+	 * is the ring's business (fw_stub/eager.c counts 64 positions past the
+	 * oldest message not yet asked for, so holes do not count as room);
+	 * only where it lands is checked */
+	src32[RING + 1] = 6000;
+	assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(RING + 1) * 4, 4, NULL, 0,
+				     &s[0]),
+			 0);
+	th_kick_q(p.w, 0, p.qsi, 1);
+	/* A0 asked for: the oldest message and the consumed B0 behind it are
+	 * both free now, so two more small sends fit, whatever c0 did */
+	assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, 0, 8, NULL, 0, &r[0]), 0);
+	th_wait_ok(p.w, r[0]);
+	for (int j = 1; j < 3; j++) {
+		src32[RING + 1 + j] = 6000 + j;
+		assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(RING + 1 + j) * 4, 4,
+					     NULL, 0, &s[j]),
+				 0);
+	}
+	for (int j = 1; j < 3; j++)
+		must_complete(p.w, s[j], "a small send after the oldest message and the consumed "
+					 "one behind it were freed");
+	for (int j = 0; j < 3; j++)
+		assert_int_equal(accdma_recv(p.qr, 0, 102, p.kd, (uint64_t)(RING + 1 + j) * 8, 8,
+					     NULL, 0, &r[RING + 1 + j]),
+				 0);
+	for (int j = 0; j < 3; j++)
+		th_wait_ok(p.w, r[RING + 1 + j]);
+	th_wait_ok(p.w, s[0]);
+	for (int k = 2; k < RING; k += 2)
+		assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+				 0);
+	for (int k = 2; k < RING; k += 2)
+		th_wait_ok(p.w, r[k]);
+	ovf_check_base(dst32, 0, RING, 5000);
+	th_check_u8(p.dst + RING * 8, 8, GUARD, "between the slots");
+	ovf_check_base(dst32, RING + 1, RING + 4, 6000 - (RING + 1));
+
+	/* everything asked for: the whole ring is room again */
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	for (int k = 0; k < RING; k++) {
+		src32[k] = 7000 + k;
+		assert_int_equal(accdma_send(p.qs, 1, 103, p.ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
+				 0);
+	}
+	for (int k = 0; k < RING; k++)
+		eager_done(p.w, s[k]);
+	for (int k = 0; k < RING; k++)
+		assert_int_equal(accdma_recv(p.qr, 0, 103, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+				 0);
+	for (int k = 0; k < RING; k++)
+		th_wait_ok(p.w, r[k]);
+	ovf_check_base(dst32, 0, RING, 7000);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_tags_share_ring(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_tags_share_ring(&cfgs[i]);
+}
+
+/* A send held back by a dependency keeps its FIFO position: the next send,
+ * issued first, goes eagerly into the ring, yet lands in the second recv.
+ * The same for recvs: a recv behind a dependency keeps the first message. */
+static void run_dep_order(const struct cfg *c)
+{
+	struct pr p;
+	accdma_key g0k, g1k;
+	accdma_token gate, open, s1, s2, r1, r2;
+
+	CTX("dependency order engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	g0k = th_alloc(p.w, 0, 64, NULL);
+	g1k = th_alloc(p.w, 1, 64, NULL);
+
+	/* sends: s1 waits for a gate (a recv on device 0), s2 does not */
+	assert_int_equal(accdma_recv(p.qs, 1, 99, g0k, 0, 64, NULL, 0, &gate), 0);
+	th_fill_pattern(p.src, 8, 301);
+	assert_int_equal(accdma_send(p.qs, 1, 14, p.ks, 0, 8, &gate, 1, &s1), 0);
+	s2 = pr_send(&p, 14, 64, 8, 302);
+	eager_done(p.w, s2);
+	still_pending(p.w, 0, p.qsi, s1);
+	r1 = pr_recv(&p, 14, 0, 64);
+	r2 = pr_recv(&p, 14, 64, 64);
+	must_complete(p.w, r2, "the 2nd recv, whose send is in the ring");
+	check_landed(p.dst, 64, 64, 8, 302);
+	still_pending(p.w, 1, p.qri, r1);
+	th_check_u8(p.dst, 64, GUARD, "the 1st recv's range while its send waits for a dep");
+	assert_int_equal(accdma_send(th_qi(p.w, 1, p.qri), 0, 99, g1k, 0, 8, NULL, 0, &open), 0);
+	th_wait_ok(p.w, open);
+	th_wait_ok(p.w, gate);
+	th_wait_ok(p.w, s1);
+	th_wait_ok(p.w, r1);
+	check_landed(p.dst, 0, 64, 8, 301);
+
+	/* recvs: r1 waits for a gate (a recv on device 1), r2 does not */
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	assert_int_equal(accdma_recv(p.qr, 0, 98, g1k, 0, 64, NULL, 0, &gate), 0);
+	assert_int_equal(accdma_recv(p.qr, 0, 15, p.kd, 0, 64, &gate, 1, &r1), 0);
+	r2 = pr_recv(&p, 15, 64, 64);
+	s1 = pr_send(&p, 15, 0, 8, 311);
+	s2 = pr_send(&p, 15, 64, 8, 312);
+	eager_done(p.w, s1);
+	eager_done(p.w, s2);
+	must_complete(p.w, r2, "the 2nd recv, with the 1st held by a dep");
+	check_landed(p.dst, 64, 64, 8, 312);
+	still_pending(p.w, 1, p.qri, r1);
+	th_check_u8(p.dst, 64, GUARD, "the 1st recv's range while it waits for a dep");
+	assert_int_equal(accdma_send(p.qs, 1, 98, g0k, 0, 8, NULL, 0, &open), 0);
+	th_wait_ok(p.w, open);
+	th_wait_ok(p.w, gate);
+	th_wait_ok(p.w, r1);
+	check_landed(p.dst, 0, 64, 8, 311);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_dep_order(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_dep_order(&cfgs[i]);
+}
+
+/* A device sending to itself, and two sources into one device on one tag. */
+static void test_self_and_two_sources(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		accdma_world *w = open_w(3, cfgs[i].engines, 1, ACCDMA_EAGER_MAX, 0, 1u << 20);
+		uint8_t *b0, *b1, *b2;
+		accdma_key k0 = th_alloc(w, 0, 64, (void **)&b0);
+		accdma_key k1 = th_alloc(w, 1, 256, (void **)&b1);
+		accdma_key k2 = th_alloc(w, 2, 64, (void **)&b2);
+		accdma_token s0, s1, s2, ra, rb, rc;
+
+		CTX("self and two sources engines=%d", cfgs[i].engines);
+		th_fill_u8(b1, 256, GUARD);
+		th_fill_pattern(b0, 16, 400);
+		th_fill_pattern(b1 + 192, 16, 401);
+		th_fill_pattern(b2, 16, 402);
+		assert_int_equal(accdma_send(th_q(w, 1), 1, 5, k1, 192, 16, NULL, 0, &s1), 0);
+		eager_done(w, s1);
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 5, k0, 0, 16, NULL, 0, &s0), 0);
+		assert_int_equal(accdma_send(th_q(w, 2), 1, 5, k2, 0, 16, NULL, 0, &s2), 0);
+		eager_done(w, s0);
+		eager_done(w, s2);
+		/* from 2 first, then from itself, then from 0 */
+		assert_int_equal(accdma_recv(th_q(w, 1), 2, 5, k1, 0, 64, NULL, 0, &ra), 0);
+		assert_int_equal(accdma_recv(th_q(w, 1), 1, 5, k1, 64, 64, NULL, 0, &rb), 0);
+		assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, k1, 128, 64, NULL, 0, &rc), 0);
+		th_wait_ok(w, rc);
+		th_wait_ok(w, rb);
+		th_wait_ok(w, ra);
+		check_landed(b1, 0, 64, 16, 402);
+		check_landed(b1, 64, 64, 16, 401);
+		check_landed(b1, 128, 64, 16, 400);
+		th_close(w);
+	}
+	ctx[0] = 0;
+}
+
+/* ---- 6. mixed sizes on one tag ---------------------------------------------- */
+
+enum mix_mode { MIX_SENDS_FIRST, MIX_RECVS_FIRST, MIX_HALF };
+
+#define MIXK 24
+#define BIGLEN 4096
+#define MIXSLOT (BIGLEN + 64)
+
+static uint64_t mix_len(int k)
+{
+	return k % 2 ? BIGLEN : 8;
+}
+
+static void run_mixed(const struct cfg *c, enum mix_mode mode)
+{
+	static const char *const names[] = { "sends first", "recvs first", "half and half" };
+	accdma_world *w;
+	uint8_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_token s[MIXK], r[MIXK];
+	int nq = c->queues;
+
+	CTX("mixed %s engines=%d queues=%d", names[mode], c->engines, c->queues);
+	w = open_w(2, c->engines, nq, ACCDMA_EAGER_MAX, 0, 1u << 20);
+	ks = th_alloc(w, 0, MIXK * (uint64_t)BIGLEN, (void **)&src);
+	kd = th_alloc(w, 1, MIXK * (uint64_t)MIXSLOT, (void **)&dst);
+	th_fill_u8(dst, MIXK * (size_t)MIXSLOT, GUARD);
+	for (int k = 0; k < MIXK; k++)
+		th_fill_pattern(src + (size_t)k * BIGLEN, mix_len(k), 500u + (uint32_t)k);
+
+#define POST_SEND(k)                                                                             \
+	assert_int_equal(accdma_send(th_qi(w, 0, (k) % nq), 1, 6, ks, (uint64_t)(k) * BIGLEN,     \
+				     mix_len(k), NULL, 0, &s[k]),                                 \
+			 0)
+	/* recv k lands in slot MIXK-1-k; every recv is big enough for either size */
+#define POST_RECV(k)                                                                             \
+	assert_int_equal(accdma_recv(th_qi(w, 1, ((k) + 1) % nq), 0, 6, kd,                      \
+				     (uint64_t)(MIXK - 1 - (k)) * MIXSLOT, MIXSLOT, NULL, 0,      \
+				     &r[k]),                                                      \
+			 0)
+
+	switch (mode) {
+	case MIX_SENDS_FIRST:
+		for (int k = 0; k < MIXK; k++)
+			POST_SEND(k);
+		/* the small ones complete with no recv, past pending big ones */
+		for (int k = 0; k < MIXK; k += 2)
+			eager_done(w, s[k]);
+		for (int q = 0; q < nq; q++)
+			th_kick_q(w, 0, q, 1);
+		for (int k = 1; k < MIXK; k += 2)
+			th_pending(w, s[k]);
+		th_check_u8(dst, MIXK * (size_t)MIXSLOT, GUARD, "receiver memory before recvs");
+		for (int k = 0; k < MIXK; k++)
+			POST_RECV(k);
+		break;
+	case MIX_RECVS_FIRST:
+		for (int k = 0; k < MIXK; k++)
+			POST_RECV(k);
+		for (int q = 0; q < nq; q++)
+			th_kick_q(w, 1, q, 1);
+		th_pending(w, r[0]);
+		for (int k = 0; k < MIXK; k++)
+			POST_SEND(k);
+		break;
+	case MIX_HALF:
+		/* sends 0..11, then all recvs, then sends 12..23 */
+		for (int k = 0; k < MIXK / 2; k++)
+			POST_SEND(k);
+		for (int k = 0; k < MIXK; k++)
+			POST_RECV(k);
+		for (int q = 0; q < nq; q++)
+			th_kick_q(w, 1, q, 1);
+		th_pending(w, r[MIXK / 2]);
+		for (int k = MIXK / 2; k < MIXK; k++)
+			POST_SEND(k);
+		break;
+	}
+#undef POST_SEND
+#undef POST_RECV
+	for (int k = MIXK - 1; k >= 0; k--)
+		th_wait_ok(w, r[k]);
+	for (int k = 0; k < MIXK; k++)
+		if (mode != MIX_SENDS_FIRST || k % 2)
+			th_wait_ok(w, s[k]);
+	for (int k = 0; k < MIXK; k++)
+		check_landed(dst, (uint64_t)(MIXK - 1 - k) * MIXSLOT, MIXSLOT, mix_len(k),
+			     500u + (uint32_t)k);
+	for (int k = 0; k < MIXK; k++)
+		th_check_pattern(src + (size_t)k * BIGLEN, mix_len(k), 500u + (uint32_t)k,
+				 "source unchanged");
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_mixed_sizes(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_mixed(&cfgs[i], MIX_SENDS_FIRST);
+		run_mixed(&cfgs[i], MIX_RECVS_FIRST);
+		run_mixed(&cfgs[i], MIX_HALF);
+	}
+}
+
+/* ---- 7. truncation ------------------------------------------------------------ */
+
+static void run_truncation(const struct cfg *c, int recv_first)
+{
+	struct pr p;
+	accdma_token s, r;
+
+	CTX("truncation %s engines=%d", recv_first ? "recv first" : "send first", c->engines);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	if (recv_first) {
+		r = pr_recv(&p, 5, 16, 16);
+		still_pending(p.w, 1, p.qri, r);
+		s = pr_send(&p, 5, 0, 32, 40);
+		th_wait_st(p.w, r, ACCDMA_ST_TRUNCATED);
+		/* the recv was there first: the send may have been matched
+		 * directly (TRUNCATED, as before) or gone eagerly (OK) */
+		wait_either(p.w, s, ACCDMA_OK, ACCDMA_ST_TRUNCATED);
+	} else {
+		s = pr_send(&p, 5, 0, 32, 40);
+		eager_done(p.w, s); /* OK: it completed before any recv existed */
+		r = pr_recv(&p, 5, 16, 16);
+		th_wait_st(p.w, r, ACCDMA_ST_TRUNCATED);
+	}
+	th_check_u8(p.dst, DST_SIZE, GUARD, "memory around and in a truncated recv");
+	th_check_pattern(p.src, 32, 40, "source unchanged");
+	/* the next pair on the tag, both orders */
+	s = pr_send(&p, 5, 64, 16, 41);
+	eager_done(p.w, s);
+	r = pr_recv(&p, 5, 16, 16);
+	th_wait_ok(p.w, r);
+	check_landed(p.dst, 16, 16, 16, 41);
+	th_check_u8(p.dst, 16, GUARD, "before the recv");
+	th_check_u8(p.dst + 32, 64, GUARD, "after the recv");
+	r = pr_recv(&p, 5, 128, 40);
+	s = pr_send(&p, 5, 128, 40, 42);
+	th_wait_ok(p.w, r);
+	th_wait_ok(p.w, s);
+	check_landed(p.dst, 128, 40, 40, 42);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_truncation(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_truncation(&cfgs[i], 0);
+		run_truncation(&cfgs[i], 1);
+	}
+}
+
+/* ---- 8. cancel ------------------------------------------------------------------- */
+
+static void run_cancel(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token r1, r2, r3, s1, s2, s3;
+
+	CTX("cancel engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	r1 = pr_recv(&p, 8, 0, 64);
+	still_pending(p.w, 1, p.qri, r1);
+	assert_int_equal(accdma_cancel(p.w, r1), 0);
+	th_wait_st(p.w, r1, ACCDMA_ST_CANCELED);
+	/* the first send was for the canceled recv: dropped (its own status may
+	 * be OK, copied eagerly, or PEER_ERROR, as before) */
+	s1 = pr_send(&p, 8, 0, 8, 61);
+	s2 = pr_send(&p, 8, 64, 8, 62);
+	wait_either(p.w, s1, ACCDMA_OK, ACCDMA_ST_PEER_ERROR);
+	eager_done(p.w, s2); /* its recv is not posted yet */
+	r2 = pr_recv(&p, 8, 128, 64);
+	th_wait_ok(p.w, r2);
+	th_check_u8(p.dst, 128, GUARD, "the canceled recv's range");
+	check_landed(p.dst, 128, 64, 8, 62);
+	/* and the one after that, recv first */
+	r3 = pr_recv(&p, 8, 256, 64);
+	s3 = pr_send(&p, 8, 128, 20, 63);
+	th_wait_ok(p.w, r3);
+	th_wait_ok(p.w, s3);
+	check_landed(p.dst, 256, 64, 20, 63);
+	th_check_u8(p.dst + 192, 64, GUARD, "between the recvs");
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+/* A recv that fails on its own side (bad key) takes its FIFO position: the
+ * eager message it matched is dropped; the next recv gets the next send. */
+static void run_bad_recv(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token r1, r2, s1, s2;
+
+	CTX("bad recv engines=%d", c->engines);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	s1 = pr_send(&p, 12, 0, 8, 71);
+	s2 = pr_send(&p, 12, 64, 8, 72);
+	eager_done(p.w, s1);
+	eager_done(p.w, s2);
+	assert_int_equal(accdma_recv(p.qr, 0, 12, p.kd + 100, 0, 64, NULL, 0, &r1), 0);
+	th_wait_st(p.w, r1, ACCDMA_ST_BAD_KEY);
+	r2 = pr_recv(&p, 12, 64, 64);
+	th_wait_ok(p.w, r2);
+	th_check_u8(p.dst, 64, GUARD, "before the good recv");
+	check_landed(p.dst, 64, 64, 8, 72);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_cancel(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_cancel(&cfgs[i]);
+	for (int i = 0; i < 3; i++)
+		run_bad_recv(&cfgs[i]);
+}
+
+/* ---- 9. failed small sends ---------------------------------------------------------- */
+
+static void run_failed_send(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token s, r;
+
+	CTX("failed send engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	/* bad key, send first */
+	assert_int_equal(accdma_send(p.qs, 1, 13, p.ks + 100, 0, 8, NULL, 0, &s), 0);
+	th_wait_st(p.w, s, ACCDMA_ST_BAD_KEY);
+	r = pr_recv(&p, 13, 0, 64);
+	th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+	/* bad key, recv first */
+	r = pr_recv(&p, 13, 0, 64);
+	still_pending(p.w, 1, p.qri, r);
+	assert_int_equal(accdma_send(p.qs, 1, 13, p.ks + 100, 0, 8, NULL, 0, &s), 0);
+	th_wait_st(p.w, s, ACCDMA_ST_BAD_KEY);
+	th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+	/* out of bounds, send first then recv first */
+	assert_int_equal(accdma_send(p.qs, 1, 13, p.ks, SRC_SIZE - 4, 8, NULL, 0, &s), 0);
+	th_wait_st(p.w, s, ACCDMA_ST_OUT_OF_BOUNDS);
+	r = pr_recv(&p, 13, 0, 64);
+	th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+	r = pr_recv(&p, 13, 0, 64);
+	still_pending(p.w, 1, p.qri, r);
+	assert_int_equal(accdma_send(p.qs, 1, 13, p.ks, SRC_SIZE - 4, 8, NULL, 0, &s), 0);
+	th_wait_st(p.w, s, ACCDMA_ST_OUT_OF_BOUNDS);
+	th_wait_st(p.w, r, ACCDMA_ST_PEER_ERROR);
+	th_check_u8(p.dst, DST_SIZE, GUARD, "receiver memory after failed sends");
+	/* each failure took exactly one FIFO position: the next pair matches */
+	s = pr_send(&p, 13, 0, 8, 81);
+	eager_done(p.w, s);
+	r = pr_recv(&p, 13, 0, 64);
+	th_wait_ok(p.w, r);
+	check_landed(p.dst, 0, 64, 8, 81);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_failed_send(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_failed_send(&cfgs[i]);
+}
+
+/* ---- 10. permutation stress ----------------------------------------------------------- */
+
+#define PMAX 8
+
+static uint64_t seed;
+
+/* Every device sends {round, self} (8 bytes) to next and receives from prev
+ * into a 16-byte slot; @window rounds are posted before any is waited on. */
+static void run_permute(int n, int engines, int rounds, int window, uint32_t depth,
+			struct th_rng *rng)
+{
+	accdma_world *w = open_w(n, engines, 1, ACCDMA_EAGER_MAX, depth, 1u << 20);
+	accdma_key sk[PMAX], rk[PMAX];
+	int32_t *sb[PMAX], *rb[PMAX];
+	int order[PMAX];
+	accdma_token *t = calloc((size_t)(2 * n * window), sizeof(*t));
+
+	CTX("permute n=%d engines=%d window=%d seed=%llu", n, engines, window,
+	    (unsigned long long)seed);
+	assert_non_null(t);
+	for (int d = 0; d < n; d++) {
+		sk[d] = th_alloc(w, d, (uint64_t)window * 8, (void **)&sb[d]);
+		rk[d] = th_alloc(w, d, (uint64_t)window * 16, (void **)&rb[d]);
+		order[d] = d;
+	}
+	for (int base = 0; base < rounds; base += window) {
+		int wn = rounds - base < window ? rounds - base : window, nt = 0;
+
+		for (int d = 0; d < n; d++) {
+			th_fill_u8(rb[d], (size_t)window * 16, GUARD);
+			for (int i = 0; i < wn; i++) {
+				sb[d][2 * i] = base + i;
+				sb[d][2 * i + 1] = d;
+			}
+		}
+		for (int i = 0; i < wn; i++) {
+			th_shuffle(order, n, rng);
+			for (int j = 0; j < n; j++) {
+				int d = order[j], next = (d + 1) % n, prev = (d + n - 1) % n;
+				accdma_queue *q = th_q(w, d);
+				int send_first = (int)th_rand_below(rng, 2);
+
+				for (int h = 0; h < 2; h++) {
+					int rc;
+
+					if (h == !send_first)
+						rc = accdma_send(q, next, 21, sk[d], (uint64_t)i * 8, 8,
+								 NULL, 0, &t[nt++]);
+					else
+						rc = accdma_recv(q, prev, 21, rk[d], (uint64_t)i * 16,
+								 16, NULL, 0, &t[nt++]);
+					if (rc != 0)
+						th_rfail("round %d dev %d: post = %d\n", base + i, d, rc);
+				}
+			}
+		}
+		for (int k = nt - 1; k >= 0; k--) {
+			enum accdma_status st = ACCDMA_ST__COUNT;
+			int rc = accdma_wait(w, t[k], TH_HANG_MS, &st);
+
+			if (rc != 0) {
+				accdma_stall_report(w, stderr);
+				th_rfail("rounds %d..: accdma_wait = %d\n", base, rc);
+			}
+			if (st != ACCDMA_OK)
+				th_rfail("rounds %d..: token %d status %s\n", base, k,
+					 accdma_status_str(st));
+		}
+		for (int d = 0; d < n; d++) {
+			int prev = (d + n - 1) % n;
+
+			for (int i = 0; i < wn; i++) {
+				const int32_t *g = rb[d] + 4 * i;
+
+				if (g[0] != base + i || g[1] != prev || g[2] != GUARD_I32 ||
+				    g[3] != GUARD_I32)
+					th_rfail("n=%d window=%d round %d dev %d: got {%d, %d, %#x, "
+						 "%#x}, want {%d, %d, guard, guard}\n",
+						 n, window, base + i, d, g[0], g[1], (unsigned)g[2],
+						 (unsigned)g[3], base + i, prev);
+			}
+		}
+	}
+	free(t);
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_permute_stress(void **state)
+{
+	(void)state;
+	struct th_rng rng = { seed ^ 0xea9e };
+	int rounds = th_iters(2000);
+
+	for (int n = 2; n <= PMAX; n *= 2)
+		run_permute(n, 1, rounds, 1, 0, &rng);
+	run_permute(4, 0, rounds / 4, 1, 0, &rng);
+	for (int n = 2; n <= PMAX; n *= 2)
+		run_permute(n, 1, rounds, 32, 0, &rng);
+	/* 100 messages in flight per pair: past the ring's 64, both paths mix */
+	run_permute(2, 1, rounds, 100, 256, &rng);
+	run_permute(4, 2, rounds / 2, 100, 256, &rng);
+}
+
+/* ---- 11. many devices ------------------------------------------------------------------- */
+
+static void run_many(int n)
+{
+	accdma_world *w = open_w(n, 0, 1, ACCDMA_EAGER_MAX, 16, 64u << 10);
+	static accdma_key sk[ACCDMA_EAGER_MAX_DEVICES + 1], rk[ACCDMA_EAGER_MAX_DEVICES + 1];
+	static int32_t *sb[ACCDMA_EAGER_MAX_DEVICES + 1], *rb[ACCDMA_EAGER_MAX_DEVICES + 1];
+	static accdma_token st[ACCDMA_EAGER_MAX_DEVICES + 1], rt[ACCDMA_EAGER_MAX_DEVICES + 1];
+	int rings = n <= ACCDMA_EAGER_MAX_DEVICES;
+
+	CTX("many devices n=%d", n);
+	for (int d = 0; d < n; d++) {
+		sk[d] = th_alloc(w, d, 8, (void **)&sb[d]);
+		rk[d] = th_alloc(w, d, 16, (void **)&rb[d]);
+	}
+	for (int round = 0; round < 3; round++) {
+		for (int d = 0; d < n; d++) {
+			sb[d][0] = round;
+			sb[d][1] = d;
+			th_fill_u8(rb[d], 16, GUARD);
+		}
+		/* every send first, then every recv */
+		for (int d = 0; d < n; d++)
+			assert_int_equal(accdma_send(th_q(w, d), (d + 1) % n, 2, sk[d], 0, 8, NULL, 0,
+						     &st[d]),
+					 0);
+		if (rings) {
+			for (int d = 0; d < n; d++)
+				eager_done(w, st[d]);
+		} else {
+			/* no rings: a small send waits for its recv */
+			still_pending(w, 0, 0, st[0]);
+			still_pending(w, n - 1, 0, st[n - 1]);
+		}
+		for (int d = 0; d < n; d++)
+			assert_int_equal(accdma_recv(th_q(w, d), (d + n - 1) % n, 2, rk[d], 0, 16,
+						     NULL, 0, &rt[d]),
+					 0);
+		for (int d = n - 1; d >= 0; d--)
+			th_wait_ok(w, rt[d]);
+		if (!rings)
+			for (int d = 0; d < n; d++)
+				th_wait_ok(w, st[d]);
+		for (int d = 0; d < n; d++) {
+			int prev = (d + n - 1) % n;
+
+			if (rb[d][0] != round || rb[d][1] != prev || rb[d][2] != GUARD_I32 ||
+			    rb[d][3] != GUARD_I32) {
+				print_error("n=%d round %d dev %d: got {%d, %d, %#x, %#x}, want {%d, "
+					    "%d, guard, guard}\n",
+					    n, round, d, rb[d][0], rb[d][1], (unsigned)rb[d][2],
+					    (unsigned)rb[d][3], round, prev);
+				fail();
+			}
+		}
+	}
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_many_devices(void **state)
+{
+	(void)state;
+	run_many(ACCDMA_EAGER_MAX_DEVICES);
+	run_many(ACCDMA_EAGER_MAX_DEVICES + 1);
+}
+
+/* ---- 12. shm: two processes ------------------------------------------------------------ */
+
+#define PING_ROUNDS 1000
+#define BURST 100
+
+static int shm_child(int rank, int n, int port)
+{
+	struct accdma_world_opts o;
+	accdma_world *w = NULL;
+	accdma_queue *q;
+	accdma_key ks, kd;
+	int32_t *sb, *rb;
+	accdma_token t[2 * BURST];
+	enum accdma_status st;
+	int peer = 1 - rank, rc;
+
+	sc_rank = rank;
+	sc_opts(&o, rank, n, port, 20000);
+	o.eager_max = ACCDMA_EAGER_MAX;
+	rc = accdma_world_open(&o, &w);
+	SC_CHECK(rc == 0 && w, "accdma_world_open = %d", rc);
+	SC_CHECK(accdma_queue_get(w, rank, 0, &q) == 0, "queue_get");
+	SC_CHECK(accdma_mem_alloc(w, rank, BURST * 8, &ks) == 0, "alloc");
+	SC_CHECK(accdma_mem_alloc(w, rank, BURST * 16, &kd) == 0, "alloc");
+	sb = accdma_mem_ptr(w, rank, ks, NULL);
+	rb = accdma_mem_ptr(w, rank, kd, NULL);
+	SC_CHECK(sb && rb, "mem_ptr");
+
+	/* rank 0's send completes before rank 1 posts its recv: rank 1 posts
+	 * it only after rank 0 tells it (tag 4) that the send completed */
+	memset(rb, GUARD, 16);
+	if (rank == 0) {
+		sb[0] = 0x5eed;
+		sb[1] = 0x0e;
+		SC_CHECK(accdma_send(q, 1, 3, ks, 0, 8, NULL, 0, &t[0]) == 0, "send");
+		rc = accdma_wait(w, t[0], EAGER_HANG_MS, &st);
+		SC_CHECK(rc == 0, "the eager send did not complete before its recv was posted: "
+				  "accdma_wait = %d", rc);
+		SC_CHECK(st == ACCDMA_OK, "eager send status %s", accdma_status_str(st));
+		sb[0] = -1; /* reused at once: the message was copied */
+		sb[2] = 0x60;
+		SC_CHECK(accdma_send(q, 1, 4, ks, 8, 4, NULL, 0, &t[1]) == 0, "send go");
+		sc_wait_ok(w, t[1]);
+	} else {
+		SC_CHECK(accdma_recv(q, 0, 4, kd, 0, 16, NULL, 0, &t[1]) == 0, "recv go");
+		sc_wait_ok(w, t[1]);
+		SC_CHECK(rb[0] == 0x60 && rb[1] == GUARD_I32, "go message {%#x, %#x}", (unsigned)rb[0],
+			 (unsigned)rb[1]);
+		memset(rb, GUARD, 16);
+		SC_CHECK(accdma_recv(q, 0, 3, kd, 0, 16, NULL, 0, &t[0]) == 0, "recv");
+		sc_wait_ok(w, t[0]);
+		SC_CHECK(rb[0] == 0x5eed && rb[1] == 0x0e && rb[2] == GUARD_I32 && rb[3] == GUARD_I32,
+			 "eager message {%#x, %#x, %#x, %#x}", (unsigned)rb[0], (unsigned)rb[1],
+			 (unsigned)rb[2], (unsigned)rb[3]);
+	}
+
+	/* ping both ways: rank 0 sends first, rank 1 receives first */
+	for (int round = 0; round < PING_ROUNDS; round++) {
+		sb[0] = round;
+		sb[1] = rank;
+		memset(rb, GUARD, 16);
+		for (int h = 0; h < 2; h++) {
+			if ((h == 0) == (rank == 0))
+				rc = accdma_send(q, peer, 1, ks, 0, 8, NULL, 0, &t[0]);
+			else
+				rc = accdma_recv(q, peer, 1, kd, 0, 16, NULL, 0, &t[1]);
+			SC_CHECK(rc == 0, "round %d: post = %d", round, rc);
+		}
+		sc_wait_ok(w, t[1]);
+		sc_wait_ok(w, t[0]);
+		SC_CHECK(rb[0] == round && rb[1] == peer && rb[2] == GUARD_I32 && rb[3] == GUARD_I32,
+			 "round %d: got {%d, %d, %#x, %#x}", round, rb[0], rb[1], (unsigned)rb[2],
+			 (unsigned)rb[3]);
+	}
+
+	/* a burst past the ring: 100 small sends each way, then 100 recvs */
+	memset(rb, GUARD, BURST * 16);
+	for (int k = 0; k < BURST; k++) {
+		sb[2 * k] = 7000 + k;
+		sb[2 * k + 1] = rank;
+		SC_CHECK(accdma_send(q, peer, 2, ks, (uint64_t)k * 8, 8, NULL, 0, &t[k]) == 0, "send");
+	}
+	for (int k = 0; k < BURST; k++)
+		SC_CHECK(accdma_recv(q, peer, 2, kd, (uint64_t)k * 16, 16, NULL, 0, &t[BURST + k]) == 0,
+			 "recv");
+	for (int k = 2 * BURST - 1; k >= 0; k--)
+		sc_wait_ok(w, t[k]);
+	for (int k = 0; k < BURST; k++) {
+		const int32_t *g = rb + 4 * k;
+
+		SC_CHECK(g[0] == 7000 + k && g[1] == peer && g[2] == GUARD_I32 && g[3] == GUARD_I32,
+			 "burst recv %d: got {%d, %d, %#x, %#x}", k, g[0], g[1], (unsigned)g[2],
+			 (unsigned)g[3]);
+	}
+	SC_CHECK(accdma_world_close(w) == 0, "close");
+	return 0;
+}
+
+static void test_shm_ping(void **state)
+{
+	(void)state;
+	struct shm_run r;
+
+	CTX("shm ping, 2 processes");
+	shm_run_init(&r, 2);
+	shm_spawn(&r, "eager", 0, 0);
+	shm_spawn(&r, "eager", 1, 0);
+	shm_run_end(&r);
+	for (int i = 0; i < 2; i++)
+		if (shm_code(&r, i) != 0) {
+			print_error("shm eager: rank %d exited %d\n", i, shm_code(&r, i));
+			fail();
+		}
+	ctx[0] = 0;
+}
+
+/* ---- 13. options and environment -------------------------------------------------------- */
+
+static void test_env_and_opts(void **state)
+{
+	(void)state;
+	struct accdma_world_opts o;
+	accdma_world *w = NULL;
+	const char *old = getenv("ACCDMA_EAGER_MAX");
+	char *saved = old ? strdup(old) : NULL;
+	static const char *const bad[] = { "41", "-1", "1000", "abc", "4x" };
+	struct pr p;
+	accdma_token s, r;
+
+	CTX("env and options");
+	unsetenv("ACCDMA_EAGER_MAX");
+	assert_int_equal(accdma_world_opts_init(&o), 0);
+	assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("ACCDMA_EAGER_MAX", bad[i], 1);
+		assert_int_equal(accdma_world_opts_init(&o), -EINVAL);
+		/* the field keeps its default (as every malformed variable does) */
+		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX);
+	}
+	setenv("ACCDMA_EAGER_MAX", "40", 1);
+	assert_int_equal(accdma_world_opts_init(&o), 0);
+	assert_int_equal(o.eager_max, 40);
+	setenv("ACCDMA_EAGER_MAX", "7", 1);
+	assert_int_equal(accdma_world_opts_init(&o), 0);
+	assert_int_equal(o.eager_max, 7);
+
+	/* ACCDMA_EAGER_MAX=0 is honored: a small send waits for its recv */
+	setenv("ACCDMA_EAGER_MAX", "0", 1);
+	assert_int_equal(accdma_world_opts_init(&o), 0);
+	assert_int_equal(o.eager_max, 0);
+	o.num_devices = 2;
+	o.mem_size = 1u << 20;
+	o.log_level = 0;
+	w = th_open_opts(&o);
+	memset(&p, 0, sizeof(p));
+	p.w = w;
+	p.qs = th_q(w, 0);
+	p.qr = th_q(w, 1);
+	p.ks = th_alloc(w, 0, SRC_SIZE, (void **)&p.src);
+	p.kd = th_alloc(w, 1, DST_SIZE, (void **)&p.dst);
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	s = pr_send(&p, 1, 0, 8, 90);
+	still_pending(w, 0, 0, s);
+	r = pr_recv(&p, 1, 0, 64);
+	th_wait_ok(w, r);
+	th_wait_ok(w, s);
+	check_landed(p.dst, 0, 64, 8, 90);
+	th_close(w);
+
+	/* restore the environment before anything else can fail */
+	if (saved) {
+		setenv("ACCDMA_EAGER_MAX", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("ACCDMA_EAGER_MAX");
+	}
+
+	/* out-of-range options */
+	th_opts(&o, 2);
+	o.eager_max = ACCDMA_EAGER_MAX + 1;
+	w = NULL;
+	assert_int_equal(accdma_world_open(&o, &w), -EINVAL);
+	assert_null(w);
+	o.eager_max = -1;
+	assert_int_equal(accdma_world_open(&o, &w), -EINVAL);
+	assert_null(w);
+	/* in range at both ends */
+	o.eager_max = 0;
+	w = th_open_opts(&o);
+	th_close(w);
+	o.eager_max = ACCDMA_EAGER_MAX;
+	w = th_open_opts(&o);
+	th_close(w);
+	/* more devices than get rings: eager is off silently, not an error */
+	th_opts(&o, ACCDMA_EAGER_MAX_DEVICES + 1);
+	o.engines = 0;
+	o.mem_size = 64u << 10;
+	o.queue_depth = 16;
+	o.eager_max = ACCDMA_EAGER_MAX;
+	w = th_open_opts(&o);
+	th_close(w);
+	ctx[0] = 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_send_first, teardown_ctx),
+		cmocka_unit_test_teardown(test_recv_first, teardown_ctx),
+		cmocka_unit_test_teardown(test_eager_off, teardown_ctx),
+		cmocka_unit_test_teardown(test_eager_max_16, teardown_ctx),
+		cmocka_unit_test_teardown(test_boundaries, teardown_ctx),
+		cmocka_unit_test_teardown(test_ring_overflow, teardown_ctx),
+		cmocka_unit_test_teardown(test_tags_share_ring, teardown_ctx),
+		cmocka_unit_test_teardown(test_dep_order, teardown_ctx),
+		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),
+		cmocka_unit_test_teardown(test_mixed_sizes, teardown_ctx),
+		cmocka_unit_test_teardown(test_truncation, teardown_ctx),
+		cmocka_unit_test_teardown(test_cancel, teardown_ctx),
+		cmocka_unit_test_teardown(test_failed_send, teardown_ctx),
+		cmocka_unit_test_teardown(test_permute_stress, teardown_ctx),
+		cmocka_unit_test_teardown(test_many_devices, teardown_ctx),
+		cmocka_unit_test_teardown(test_shm_ping, teardown_ctx),
+		cmocka_unit_test_teardown(test_env_and_opts, teardown_ctx),
+	};
+
+	if (argc == 7 && !strcmp(argv[1], "--shm-child"))
+		return shm_child(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	seed = th_seed();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
