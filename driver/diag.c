@@ -35,6 +35,7 @@ static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t
 	info->bytes = d->length;
 	info->stage = state == Q_SLOT_DONE ? ACCDMA_STAGE_DONE : atomic_load(&c->stage);
 	info->status = state == Q_SLOT_DONE ? atomic_load(&c->status) : ACCDMA_OK;
+	info->moved = state == Q_SLOT_DONE ? atomic_load(&c->bytes) : 0;
 	info->peer_posted = -1;
 	if (d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV || d->kind == ACCDMA_OP_WRITE) {
 		info->peer = d->peer;

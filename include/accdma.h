@@ -198,9 +198,11 @@ enum accdma_op_stage {
  * @token: the op's token. @kind: ACCDMA_OP_*. @device: its device.
  * @queue: its queue. @peer/@tag: as posted (-1 when not applicable).
  * @seq:   the op's sequence number among ops with the same (src, dst, tag).
- * @bytes: length. @stage: where it waits. @status: final status once done.
+ * @bytes: the posted length. @stage: where it waits. @status: final status once done.
  * @deps/@num_deps: the tokens it waits on that are not complete yet.
  * @peer_posted: send/recv: 1 if the matching op was posted on the peer.
+ * @moved: once done, the bytes the op moved (a recv: the bytes that landed,
+ *         which may be fewer than its length); 0 before.
  */
 struct accdma_op_info {
 	accdma_token token;
@@ -216,6 +218,7 @@ struct accdma_op_info {
 	accdma_token deps[ACCDMA_MAX_DEPS];
 	int num_deps;
 	int peer_posted;
+	uint64_t moved;
 };
 
 /** struct accdma_pair - one (source, target) pair of a permutation. */
