@@ -168,7 +168,8 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	s->len = (uint32_t)op->d.length;
 	s->tag = op->d.tag;
 	s->seq = op->d.seq;
-	memcpy(s->data, op->addr, op->d.length);
+	if (op->d.length) /* a barrier's zero-length send has no address */
+		memcpy(s->data, op->addr, op->d.length);
 	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
 	tx->pos++;
 	eager_unlock(fd, &fd->eager_tx_lock);
