@@ -136,6 +136,8 @@ static void read_desc(struct q_desc *dst, const struct q_desc *src)
 		memcpy(dst->deps, src->deps, n * sizeof(dst->deps[0]));
 }
 
+static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
 /* Read new descriptors from the ring, up to and including a fence. */
 static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
@@ -175,6 +177,15 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		}
 		op->state = FW_OP_DEPS;
 		atomic_store_explicit(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, memory_order_relaxed);
+		/* A send that waits for nothing starts as it is read, ahead of the
+		 * recvs read with it: the peer waiting for it hears sooner. */
+		if (op->d.kind == ACCDMA_OP_SEND && !op->d.num_deps &&
+		    !atomic_load_explicit(&q->cpl[slot].cancel, memory_order_relaxed)) {
+			op->deps_held = 0;
+			op->state = FW_OP_READY;
+			if (run(fd, q, op))
+				continue;
+		}
 		q->pend[q->npend++] = slot;
 		if (op->d.kind == ACCDMA_OP_FENCE)
 			q->fenced = 1;
