@@ -90,8 +90,12 @@ static void to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	struct q_rdv mate;
 	uint64_t bytes = 0;
 	void *dst;
-	int r = fw_match_claim_recv(fd, (int32_t)src, s->tag, s->seq, &mate);
+	int r;
 
+	/* No recv of ours from @src waits in the table: no lock, no lookup. */
+	if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
+		return;
+	r = fw_match_claim_recv(fd, (int32_t)src, s->tag, s->seq, &mate);
 	if (r == 0)
 		return; /* not asked for yet: held */
 	if (r > 0) {
@@ -227,6 +231,8 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 		return FW_ARRIVE_DONE;
 	}
 	r = fw_match_arrive(fd, q, op);
+	if (r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER)
+		atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
 	eager_unlock(fd, &fd->eager_rx_lock);
 	return r;
 }
@@ -248,6 +254,20 @@ int fw_eager_poll(struct fw_device *fd, int32_t src)
 	before = fd->eager_rx[src].cursor - before;
 	eager_unlock(fd, &fd->eager_rx_lock);
 	return before != 0;
+}
+
+/**
+ * fw_eager_unwait() - a recv of ours that waited in the rendezvous table has
+ * been completed (by its sender, or by a scan) and its engine lets go of it.
+ * @fd: the device. @src: the recv's sender.
+ *
+ * Only then: a recv withdrawn by cancel or reset leaves a marker that a late
+ * message must still find, so those keep the count up (a lookup too many).
+ */
+void fw_eager_unwait(struct fw_device *fd, int32_t src)
+{
+	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices)
+		atomic_fetch_sub_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
 }
 
 /**

@@ -73,12 +73,15 @@ struct fw_eager_tx {
  * struct fw_eager_rx - what this device has taken in from one sender's ring.
  * @ring: the ring. @cursor: the next position to look at. @done: the consumed
  * mark (published in @ring). @held: slots landed that no recv asked for yet.
+ * @waiting: our recvs from this sender that wait in the rendezvous table, or
+ * more (never fewer): a landing message is looked up there only if non-zero.
  */
 struct fw_eager_rx {
 	struct q_eager_ring *ring;
 	uint32_t cursor;
 	uint32_t done;
 	uint64_t held;
+	_Atomic uint32_t waiting;
 };
 
 /** struct fw_engine - one engine thread and the queues it serves. */
@@ -132,6 +135,7 @@ void fw_eager_fini(struct fw_device *fd);
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost);
 int fw_eager_poll(struct fw_device *fd, int32_t src);
+void fw_eager_unwait(struct fw_device *fd, int32_t src);
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 
 /* complete.c */

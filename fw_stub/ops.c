@@ -36,8 +36,17 @@ static int waiting_op_pending(const struct fw_queue *q, const struct fw_op *op)
 	return atomic_load_explicit(&c->gen, memory_order_acquire) == op->gen;
 }
 
+/* A waiting op was completed by its partner (or by the eager scan) and leaves
+ * the pending list: a recv no longer needs landing messages looked up for it. */
+static void partner_completed(struct fw_device *fd, struct fw_op *op)
+{
+	if (op->d.kind == ACCDMA_OP_RECV)
+		fw_eager_unwait(fd, op->d.peer);
+	op->state = FW_OP_DONE;
+}
+
 /* Forget a waiting op that its partner completed; drop a stale copy of it from the list. */
-static void forget_waiting(struct fw_queue *q, uint32_t slot)
+static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t slot)
 {
 	uint32_t out = 0;
 
@@ -45,7 +54,7 @@ static void forget_waiting(struct fw_queue *q, uint32_t slot)
 		if (q->pend[i] != slot)
 			q->pend[out++] = q->pend[i];
 	q->npend = out;
-	q->ops[slot].state = FW_OP_DONE;
+	partner_completed(fd, &q->ops[slot]);
 }
 
 /* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
@@ -158,7 +167,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		/* The slot's previous op may still be listed as waiting if its
 		 * partner completed and freed it since our last look. */
 		if (op->state == FW_OP_PEER)
-			forget_waiting(q, slot);
+			forget_waiting(fd, q, slot);
 		read_desc(&op->d, &q->desc[slot]);
 		op->slot = slot;
 		op->gen = atomic_load_explicit(&q->cpl[slot].gen, memory_order_relaxed);
@@ -309,7 +318,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		if (op->d.kind == ACCDMA_OP_RECV && fw_eager_poll(fd, op->d.peer))
 			*progress = 1;
 		if (!waiting_op_pending(q, op)) {
-			op->state = FW_OP_DONE;
+			partner_completed(fd, op);
 			return 1;
 		}
 		if (peer_lost(fd, op->d.peer))
@@ -395,7 +404,7 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 
 		if (op->state == FW_OP_PEER) {
 			if (!waiting_op_pending(q, op)) {
-				op->state = FW_OP_DONE; /* its partner completed it */
+				partner_completed(fd, op);
 				continue;
 			}
 			if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
