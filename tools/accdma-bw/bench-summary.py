@@ -73,6 +73,10 @@ for cfg in sorted({k[0] for k in vals if k[0] != "peers"}):
     if c and f:
         r = [a / b for a, b in zip(c, f)]
         print("%s chain/fence 8B permute: %s" % (cfg, rat(r)))
+    s = vals.get((cfg, "perm8sync Mops", "sync"), [])
+    if c and s:
+        r = [a / b for a, b in zip(c, s)]
+        print("%s chain/sync 8B permute: %s" % (cfg, rat(r)))
     b = vals.get((cfg, "16M GB/s/dev", "chain"), []); o = vals.get(("peers", "openmpi permute 16M GB/s", ""), [])
     if b and o:
         r = [a / x for a, x in zip(b, o)]

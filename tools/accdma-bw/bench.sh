@@ -23,6 +23,7 @@ measures=(
 	"lat8|--latency -p permute -s 8 -n 20000 -w 2000"
 	"perm16M|-p permute -s 16M -m chain"
 	"perm8|-p permute -s 8 -n 100000 --no-memcpy"
+	"perm8sync|-p permute -s 8 -n 20000 -m sync --no-memcpy"   # the host waits on every fence
 	"pair8|-p pair -s 8 -m chain -n 200000 --no-memcpy"
 	"pair8P16|-p pair -s 8 -m chain -n 200000 -P 16 -W 256 --no-memcpy"
 	"pair8P64|-p pair -s 8 -m chain -n 400000 -P 64 -W 1024 --no-memcpy"

@@ -4,7 +4,8 @@
  *
  *   opts.c     command line
  *   pattern.c  which ops each device posts per iteration, expected data
- *   run.c      posting loop with a window of iterations in flight, timing
+ *   run.c      posting loop with a window of iterations in flight (sync mode: the host
+ *              waits on every fence), timing
  *   stats.c    clock, medians, percentiles
  *   memref.c   memcpy reference with as many threads as concurrent transfers
  *   output.c   header block, text table, CSV, JSON, progress line
@@ -32,7 +33,10 @@ enum bw_pattern {
 
 enum bw_mode {
 	BW_MODE_CHAIN = 0, /* token dependencies only */
-	BW_MODE_FENCE,     /* a fence after every send and every recv (the old workaround) */
+	BW_MODE_FENCE,     /* a fence after every send and every recv; the host does not wait on it */
+	BW_MODE_SYNC,      /* fence mode's ops, and the host waits on every fence before it posts
+			    * more on that device (the old workaround: a full sync, graph break,
+			    * after each send and each recv); one iteration in flight */
 	BW_MODE__COUNT
 };
 

@@ -2,8 +2,10 @@
 /*
  * accdma-bw - throughput of libaccdma, the way ib_write_bw and nccl-tests
  * measure theirs: a sweep of message sizes over a pattern of devices, in
- * `chain` mode (tokens only) and `fence` mode (a fence after every send and
- * recv), side by side, with a memcpy reference measured in the same run.
+ * `chain` mode (tokens only), `fence` mode (a device-side fence after every
+ * send and recv, which the host does not wait on) and `sync` mode (the same
+ * fences, and the host waits on each one: the old workaround), side by side,
+ * with a memcpy reference measured in the same run.
  *
  * main.c: the sweep. See bw.h for the parts.
  */
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
 	int printer;
 	char err[160];
 	double *sec[BW_MODE__COUNT], *bwv[BW_MODE__COUNT], *p50[BW_MODE__COUNT],
-		*p99[BW_MODE__COUNT], *mref;
+		*p99[BW_MODE__COUNT], *mref, *mref1;
 	int verified[BW_MODE__COUNT];
 	const struct bw_plan *ref;
 
@@ -94,7 +96,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	ref = plans[BW_MODE_CHAIN].dev ? &plans[BW_MODE_CHAIN] : &plans[BW_MODE_FENCE];
+	/* the transfers are the same in every mode: counts and sizes come from the first one */
+	ref = plans[BW_MODE_CHAIN].dev   ? &plans[BW_MODE_CHAIN]
+	      : plans[BW_MODE_FENCE].dev ? &plans[BW_MODE_FENCE]
+					 : &plans[BW_MODE_SYNC];
 	nsizes = sizes_of(&o, sizes);
 
 	/* room: the biggest per-device footprint and enough queue depth for the window */
@@ -159,6 +164,7 @@ int main(int argc, char **argv)
 		p99[m] = calloc((size_t)o.runs, sizeof(double));
 	}
 	mref = calloc((size_t)o.runs, sizeof(double));
+	mref1 = calloc((size_t)o.runs, sizeof(double));
 
 	for (si = 0; si < nsizes && !exit_code; si++) {
 		uint64_t bytes = sizes[si];
@@ -178,6 +184,7 @@ int main(int argc, char **argv)
 				bw_progress(&o, "%s %llu bytes (size %d/%d) run %d/%d mode %s",
 					    bw_pattern_name(o.pattern), (unsigned long long)bytes,
 					    si + 1, nsizes, r + 1, o.runs, bw_mode_name((enum bw_mode)m));
+				/* sync mode has one iteration in flight (bw_ctx_create) */
 				rc = bw_ctx_create(&c, w, &o, &plans[m], bytes, wi, wi);
 				if (rc) {
 					bw_progress_clear(&o);
@@ -200,21 +207,37 @@ int main(int argc, char **argv)
 				verified[m] += s.verified;
 			}
 			/* memcpy reference: as many threads at once as there are transfers; with
-			 * shm every process copies for its own devices' sends, all together */
+			 * shm every process copies for its own devices' sends, all together. Over
+			 * the same slots as the run: wi, and 1 for sync mode (one iteration in
+			 * flight), measured apart where wi is not 1 */
 			if (!exit_code && o.memcpy_ref) {
-				if (nlocal < ref->ndev && bw_sync_ranks(w, o.timeout_ms)) {
-					exit_code = 1;
-					break;
+				unsigned sync = 1u << BW_MODE_SYNC;
+				int k;
+				for (k = 0; k < 2; k++) {
+					int slots = k ? 1 : wi;
+					double *mr = k ? mref1 : mref;
+					if (k ? !(o.modes & sync) : !(o.modes & ~sync))
+						continue; /* no mode runs with these slots */
+					if (k && wi == 1 && (o.modes & ~sync)) {
+						mref1[r] = mref[r]; /* the same slots */
+						continue;
+					}
+					if (nlocal < ref->ndev && bw_sync_ranks(w, o.timeout_ms)) {
+						exit_code = 1;
+						break;
+					}
+					mr[r] = nlocal < ref->ndev
+							? (lsends ? bw_memcpy_ref(lsends, bytes, slots, iters)
+								  : NAN)
+							: bw_memcpy_ref(ref->sends, bytes, slots, iters);
 				}
-				mref[r] = nlocal < ref->ndev
-						  ? (lsends ? bw_memcpy_ref(lsends, bytes, wi, iters) : NAN)
-						  : bw_memcpy_ref(ref->sends, bytes, wi, iters);
 			}
 		}
 		if (exit_code)
 			break;
 		bw_progress_clear(&o);
 		double mc = o.memcpy_ref ? bw_median(mref, o.runs) : NAN;
+		double mc1 = o.memcpy_ref ? bw_median(mref1, o.runs) : NAN;
 		for (m = 0; m < BW_MODE__COUNT; m++) {
 			struct bw_result res;
 			double t;
@@ -225,8 +248,13 @@ int main(int argc, char **argv)
 			res.mode = (enum bw_mode)m;
 			res.bytes = bytes;
 			res.iters = iters;
-			res.win_iters = wi;
-			res.win_ops = o.latency ? ref->max_nxfer : wi * ref->max_nxfer;
+			if (m == BW_MODE_SYNC || o.latency) { /* one iteration in flight */
+				res.win_iters = 1;
+				res.win_ops = ref->max_nxfer;
+			} else {
+				res.win_iters = wi;
+				res.win_ops = wi * ref->max_nxfer;
+			}
 			res.runs = o.runs;
 			t = bw_median(sec[m], o.runs);
 			res.secs = t;
@@ -235,8 +263,9 @@ int main(int argc, char **argv)
 			res.bw_dev_max = bwv[m][o.runs - 1];
 			res.bw_agg = res.bw_dev * ref->senders;
 			res.mops = (double)ref->sends * (double)iters / t / 1e6;
-			res.memcpy_gbs = mc;
-			res.pct_memcpy = isnan(mc) ? NAN : 100.0 * res.bw_dev / mc;
+			res.memcpy_gbs = m == BW_MODE_SYNC ? mc1 : mc;
+			res.pct_memcpy = isnan(res.memcpy_gbs) ? NAN
+							       : 100.0 * res.bw_dev / res.memcpy_gbs;
 			res.p50_us = o.latency ? bw_median(p50[m], o.runs) : NAN;
 			res.p99_us = o.latency ? bw_median(p99[m], o.runs) : NAN;
 			res.verified = verified[m] == o.runs;
@@ -257,6 +286,7 @@ int main(int argc, char **argv)
 		bw_plan_free(&plans[m]);
 	}
 	free(mref);
+	free(mref1);
 	rc = accdma_world_close(w);
 	if (rc && !exit_code) {
 		fprintf(stderr, "accdma-bw: accdma_world_close: %s\n", strerror(-rc));

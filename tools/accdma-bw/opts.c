@@ -19,6 +19,7 @@ static const char *const pattern_names[BW_PAT__COUNT] = {
 static const char *const mode_names[BW_MODE__COUNT] = {
 	[BW_MODE_CHAIN] = "chain",
 	[BW_MODE_FENCE] = "fence",
+	[BW_MODE_SYNC] = "sync",
 };
 
 const char *bw_pattern_name(enum bw_pattern p)
@@ -80,7 +81,14 @@ static void usage(FILE *f)
 		"  -Q, --queue-depth N   queue depth (default: enough for the window, at least 256)\n"
 		"  -W, --window N        ops in flight per device (default 64)\n"
 		"  -P, --post-list N     iterations posted per doorbell (default 1)\n"
-		"  -m, --mode M          chain | fence | both (default both)\n"
+		"  -m, --mode M          chain | fence | sync | both | all (default both: chain and fence;\n"
+		"                        all: the three)\n"
+		"                        chain: token dependencies only\n"
+		"                        fence: a device-side fence after every send and recv, posted\n"
+		"                        without the host waiting\n"
+		"                        sync: the same ops, and the host waits on each fence before it\n"
+		"                        posts more on that device (the old full-sync workaround);\n"
+		"                        one iteration in flight, --window and --post-list do not apply\n"
 		"  -l, --latency         one iteration in flight; report p50 and p99 per iteration\n"
 		"  -r, --runs N          repeat every size N times and report the median (default 3)\n"
 		"      --no-verify       do not check the data of the last iteration\n"
@@ -275,8 +283,12 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				o->modes = 1u << BW_MODE_CHAIN;
 			else if (!strcasecmp(optarg, "fence"))
 				o->modes = 1u << BW_MODE_FENCE;
+			else if (!strcasecmp(optarg, "sync"))
+				o->modes = 1u << BW_MODE_SYNC;
 			else if (!strcasecmp(optarg, "both"))
 				o->modes = (1u << BW_MODE_CHAIN) | (1u << BW_MODE_FENCE);
+			else if (!strcasecmp(optarg, "all"))
+				o->modes = (1u << BW_MODE__COUNT) - 1;
 			else
 				goto bad;
 			break;

@@ -96,9 +96,15 @@ void bw_out_begin(const struct bw_header *h)
 	fprintf(f, "\n");
 	if (o->latency)
 		fprintf(f, "# window        1 iteration in flight per device\n");
+	else if (o->modes == 1u << BW_MODE_SYNC)
+		fprintf(f, "# window        1 iteration in flight per device (sync mode)\n");
 	else
 		fprintf(f, "# window        %d ops in flight per device (iterations: column win), "
-			   "post list %d iteration(s) per doorbell\n", o->window, o->post_list);
+			   "post list %d iteration(s) per doorbell%s\n", o->window, o->post_list,
+			o->modes & (1u << BW_MODE_SYNC) ? "; sync: 1 iteration" : "");
+	if (o->modes & (1u << BW_MODE_SYNC))
+		fprintf(f, "# sync mode     the host waits on every fence (after each send and recv) "
+			   "before it posts more on that device\n");
 	fprintf(f, "# sizes         %s .. %s x%g   runs/size %d (median; BW range min..max)   "
 		   "verify %s\n", a, b, o->factor, o->runs,
 		o->verify ? "last iteration" : "off");

@@ -3,11 +3,13 @@
  * pattern.c - which ops each device posts per iteration, and what the data
  * must look like afterwards.
  *
- * Every device runs the same kind of program. In fence mode a fence follows
- * every send and every recv (the old workaround); as that serialises the
- * queue, devices that would all send first (a ring) are ordered even/odd,
- * as runtimes had to. Data dependencies (recv -> exec -> send in the chained
- * pipeline) are tokens in both modes; in chain mode they are the only sync.
+ * Every device runs the same kind of program. In fence and sync modes a fence
+ * follows every send and every recv; as that serialises the queue, devices
+ * that would all send first (a ring) are ordered even/odd, as runtimes had
+ * to. The two modes post the same ops: in sync mode the host also waits on
+ * each fence (run.c), the old workaround; in fence mode it does not. Data
+ * dependencies (recv -> exec -> send in the chained pipeline) are tokens in
+ * every mode; in chain mode they are the only sync.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,8 @@ static int add(struct builder *b, enum accdma_op_kind kind, int peer, enum bw_bu
 	       int dep)
 {
 	struct bw_devplan *dp = b->dp;
-	int fence = b->mode == BW_MODE_FENCE && (kind == ACCDMA_OP_SEND || kind == ACCDMA_OP_RECV);
+	int fence = (b->mode == BW_MODE_FENCE || b->mode == BW_MODE_SYNC) &&
+		    (kind == ACCDMA_OP_SEND || kind == ACCDMA_OP_RECV);
 	int idx;
 
 	if (dp->nops + 1 + fence > b->cap) {

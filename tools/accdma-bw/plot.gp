@@ -1,5 +1,6 @@
 # plot.gp - accdma-bw CSV -> PNG: per-device bandwidth against message size,
-# one curve per mode (chain, fence), plus the memcpy reference of the same run.
+# one curve per mode in the CSV (chain, fence, sync), plus the memcpy reference
+# of the same run.
 # Usage: gnuplot -e "csv='bw.csv'; png='bw.png'" tools/accdma-bw/plot.gp
 if (!exists("csv")) csv = 'build/accdma-bw.csv'
 if (!exists("png")) png = 'build/accdma-bw.png'

@@ -1,6 +1,7 @@
 # accdma-bw: the throughput tool. Included by the top Makefile.
 #   make $(B)/accdma-bw          build it
-#   make check                   runs check-accdma-bw: a tiny sweep of every pattern, data verified
+#   make check                   runs check-accdma-bw: a tiny sweep of every pattern and mode,
+#                                data verified
 #   make plot [CSV=x.csv] [PNG=x.png]   bandwidth against size, one curve per mode
 #                                (without CSV=, runs a permute sweep into $(B)/accdma-bw.csv first)
 
@@ -16,9 +17,12 @@ $(BW_OBJS): $(BW_HDRS)
 $(B)/accdma-bw: $(BW_OBJS) $(B)/libaccdma.a
 	$(CC) -o $@ $(BW_OBJS) $(B)/libaccdma.a $(LDFLAGS) $(LIBS) -lm
 
-# Smoke sweep: every pattern, both modes, a few sizes (including one that is split
-# into chunks by the engines), the last iteration of every size verified, plus a
-# latency run and the CSV/JSON writers. No timing is checked: only exit status and data.
+# Smoke sweep: every pattern, chain and fence modes, a few sizes (including one that
+# is split into chunks by the engines), then sync mode (the host waits on every fence)
+# on every pattern, with the cases a lock-step wait would deadlock on (an odd ring and
+# the chained pipeline with sends too big to go eagerly), the last iteration of every
+# size verified, plus latency runs and the CSV/JSON writers. No timing is checked:
+# only exit status and data.
 BW_ENV := timeout --kill-after=10 300 env TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1"
 BW_SMOKE_ARGS := --no-progress --runs 1 --iters 40 --warmup 4 --window 16 --no-memcpy
 BW_SMOKE := $(BW_ENV) $(B)/accdma-bw $(BW_SMOKE_ARGS)
@@ -36,13 +40,26 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
 	$(BW_SMOKE) --pattern alltoall --devices 4 --min-bytes 8 --max-bytes 64K --factor 32 > /dev/null; \
 	echo "== accdma-bw --pattern permute --devices 3 --post-list 4"; \
 	$(BW_SMOKE) --pattern permute --devices 3 --post-list 4 --size 4097 > /dev/null; \
+	for p in pair bidir permute pipeline chain; do \
+	  echo "== accdma-bw --mode sync --pattern $$p --devices 4"; \
+	  $(BW_SMOKE) --mode sync --pattern $$p --devices 4 --min-bytes 1 --max-bytes 64K --factor 64 > /dev/null; \
+	done; \
+	echo "== accdma-bw --mode sync --pattern alltoall --devices 4"; \
+	$(BW_SMOKE) --mode sync --pattern alltoall --devices 4 --size 64 > /dev/null; \
+	echo "== accdma-bw --mode sync: odd ring, chained pipeline (polled devices)"; \
+	$(BW_SMOKE) --mode sync --pattern permute --devices 3 --size 4097 > /dev/null; \
+	$(BW_SMOKE) --mode sync --engines 0 --pattern chain --devices 3 --size 4097 > /dev/null; \
 	echo "== accdma-bw --latency"; \
 	$(BW_SMOKE) --latency --pattern permute --devices 2 --size 8 > /dev/null; \
+	$(BW_SMOKE) --latency --mode sync --pattern permute --devices 2 --size 8 > /dev/null; \
 	echo "== accdma-run -n 2 -- accdma-bw (shm, one process per device)"; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --pattern permute --min-bytes 8 --max-bytes 1M --factor 64 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --engines 0 --pattern pair --size 4097 > /dev/null; \
+	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --pattern permute --min-bytes 8 --max-bytes 4097 --factor 512 > /dev/null; \
+	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --latency --engines 0 --pattern bidir --size 64 > /dev/null; \
 	echo "== accdma-bw --csv / --json"; \
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
+	$(BW_SMOKE) --csv --mode all --pattern permute --size 64 | grep -q '^permute,sync,64,40,2,local,2,1,1,.*,1$$'; \
 	$(BW_SMOKE) --json --pattern pair --size 64 | grep -q '"verified": true'; \
 	echo "accdma-bw smoke: OK"
 

@@ -15,6 +15,22 @@
  * that device's iteration k - win. Iteration k is posted on every device
  * before any device waits on it, so matching peers are always posted.
  *
+ * Sync mode (the old workaround: a full sync after each send and each recv)
+ * posts fence mode's ops, one iteration at a time, and the host waits on
+ * every fence before it posts anything more on that device: each device
+ * posts its ops up to and including its next fence (one doorbell) and is
+ * then blocked on that fence. Once every device is blocked or through the
+ * iteration, the thread waits for any blocked fence (accdma_wait_any, or
+ * accdma_wait for one), tests the others, and lets the devices whose fence
+ * is done post their next stretch. Waiting for all the blocked fences at once
+ * (lock step by op position) would deadlock wherever a fence waits for a
+ * peer's op behind that peer's own fence (an odd ring, the chained pipeline,
+ * sends too big to go eagerly): a device blocks exactly as if it had its own
+ * host thread. A device that reaches the end of the iteration collects its
+ * remaining tokens (ops behind its last fence: an exec at most, local), and
+ * the next iteration starts once every device has (one iteration in flight).
+ * Under shm each process does this for its own devices, with no lock step.
+ *
  * Verification: when the last iteration is posted, each device first stamps
  * its source slot with a fresh pattern and zeroes its destination slot (both
  * free at that point), and after the drain the destinations are compared with
@@ -37,6 +53,10 @@ struct bw_devstate {
 	int *ntok;                 /* per slot: tokens posted so far */
 	enum accdma_status *st;    /* win * nops */
 	long tail, head;           /* iterations [tail, head) in flight */
+	/* sync mode */
+	int pc;                    /* next op of the current iteration */
+	int fence_j;               /* the op (and token) index of the fence it is blocked on, or -1 */
+	int busy;                  /* not yet through the current iteration */
 };
 
 struct bw_ctx {
@@ -56,6 +76,9 @@ struct bw_ctx {
 	double excluded;
 	double *lat;
 	long nlat;
+	/* sync mode: the blocked fences and their devices */
+	accdma_token *anyv;
+	int *anyd;
 };
 
 static unsigned next_seed = 1;
@@ -199,66 +222,77 @@ static int flush(struct bw_ctx *c, int d)
 	return 0;
 }
 
+/*
+ * Add ops [j0, j1) of iteration @it of device @d to the batch; an op that
+ * depends on one not posted yet flushes the batch first.
+ */
+static int add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	const struct bw_devplan *dp = ds->dp;
+	int slot = (int)(it % c->win), j;
+	size_t base = (size_t)slot * dp->nops;
+
+	for (j = j0; j < j1; j++) {
+		const struct bw_opdesc *od = &dp->ops[j];
+		struct accdma_op *op;
+
+		if (od->dep >= 0 && od->dep >= ds->ntok[slot] && flush(c, d))
+			return -1;
+		op = &c->ops[c->nb];
+		memset(op, 0, sizeof(*op));
+		op->kind = od->kind;
+		op->peer = od->peer;
+		switch (od->kind) {
+		case ACCDMA_OP_SEND:
+			op->tag = BW_TAG;
+			op->length = c->bytes;
+			if (od->buf == BW_BUF_SRC) {
+				op->key = ds->src_key;
+				op->offset = (uint64_t)slot * c->stride;
+			} else {
+				op->key = ds->dst_key;
+				op->offset = dst_off(c, slot, od->sub);
+			}
+			break;
+		case ACCDMA_OP_RECV:
+			op->tag = BW_TAG;
+			op->length = c->bytes;
+			op->key = ds->dst_key;
+			op->offset = dst_off(c, slot, od->sub);
+			break;
+		case ACCDMA_OP_EXEC:
+			op->peer = 0;
+			op->fn = bw_exec_kernel;
+			op->arg = ds->dst + dst_off(c, slot, od->sub);
+			break;
+		default:
+			op->peer = 0;
+			break;
+		}
+		if (od->dep >= 0) {
+			c->deps[c->nb] = ds->tok[base + (size_t)od->dep];
+			op->deps = &c->deps[c->nb];
+			op->num_deps = 1;
+		}
+		c->slot_of[c->nb++] = slot;
+	}
+	return 0;
+}
+
 /* Post iterations [k, k + b) of device @d. */
 static int post_iters(struct bw_ctx *c, int d, long k, int b)
 {
 	struct bw_devstate *ds = &c->dev[d];
-	const struct bw_devplan *dp = ds->dp;
 	long it;
-	int j;
 
 	c->nb = 0;
 	c->first_iter = k;
 	for (it = k; it < k + b; it++) {
-		int slot = (int)(it % c->win);
-		size_t base = (size_t)slot * dp->nops;
-
-		ds->ntok[slot] = 0;
+		ds->ntok[it % c->win] = 0;
 		ds->head = it + 1;
-		for (j = 0; j < dp->nops; j++) {
-			const struct bw_opdesc *od = &dp->ops[j];
-			struct accdma_op *op;
-
-			if (od->dep >= 0 && od->dep >= ds->ntok[slot] && flush(c, d))
-				return -1;
-			op = &c->ops[c->nb];
-			memset(op, 0, sizeof(*op));
-			op->kind = od->kind;
-			op->peer = od->peer;
-			switch (od->kind) {
-			case ACCDMA_OP_SEND:
-				op->tag = BW_TAG;
-				op->length = c->bytes;
-				if (od->buf == BW_BUF_SRC) {
-					op->key = ds->src_key;
-					op->offset = (uint64_t)slot * c->stride;
-				} else {
-					op->key = ds->dst_key;
-					op->offset = dst_off(c, slot, od->sub);
-				}
-				break;
-			case ACCDMA_OP_RECV:
-				op->tag = BW_TAG;
-				op->length = c->bytes;
-				op->key = ds->dst_key;
-				op->offset = dst_off(c, slot, od->sub);
-				break;
-			case ACCDMA_OP_EXEC:
-				op->peer = 0;
-				op->fn = bw_exec_kernel;
-				op->arg = ds->dst + dst_off(c, slot, od->sub);
-				break;
-			default:
-				op->peer = 0;
-				break;
-			}
-			if (od->dep >= 0) {
-				c->deps[c->nb] = ds->tok[base + (size_t)od->dep];
-				op->deps = &c->deps[c->nb];
-				op->num_deps = 1;
-			}
-			c->slot_of[c->nb++] = slot;
-		}
+		if (add_ops(c, d, it, 0, ds->dp->nops))
+			return -1;
 	}
 	return flush(c, d);
 }
@@ -353,6 +387,167 @@ static int loop_lat(struct bw_ctx *c, long n, int stamp, double *lat)
 	return 0;
 }
 
+/* Sync mode: device @d is through iteration @k; collect its tokens not waited on yet. */
+static int sync_done(struct bw_ctx *c, int d, long k)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int slot = (int)(k % c->win), j, rc;
+	accdma_token *t = &ds->tok[(size_t)slot * ds->dp->nops];
+	enum accdma_status st;
+
+	/* every op was posted in order, so token j is op j's; waited fences are 0 */
+	for (j = 0; j < ds->ntok[slot]; j++) {
+		if (!t[j])
+			continue;
+		rc = accdma_wait(c->w, t[j], c->o->timeout_ms, &st);
+		if (rc) {
+			fprintf(stderr, "accdma-bw: device %d iteration %ld: waiting on its %s: %s\n",
+				d, k, accdma_op_kind_str(ds->dp->ops[j].kind), strerror(-rc));
+			if (rc == -ETIMEDOUT)
+				accdma_stall_report(c->w, stderr);
+			return -1;
+		}
+		t[j] = 0;
+		if (st != ACCDMA_OK)
+			return fail_status(c, d, k, j, st);
+	}
+	ds->ntok[slot] = 0;
+	ds->tail = ds->head;
+	ds->busy = 0;
+	return 0;
+}
+
+/* Sync mode: device @d's fence is done with @st. */
+static int sync_unblock(struct bw_ctx *c, int d, long k, enum accdma_status st)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int j = ds->fence_j;
+
+	ds->tok[(size_t)(k % c->win) * ds->dp->nops + (size_t)j] = 0; /* consumed */
+	ds->fence_j = -1;
+	if (st != ACCDMA_OK)
+		return fail_status(c, d, k, j, st);
+	return ds->pc == ds->dp->nops ? sync_done(c, d, k) : 0;
+}
+
+/*
+ * Sync mode: iteration @k on every device of this process. Each device posts
+ * its ops up to and including its next fence, then the host waits until that
+ * fence is done before the device posts more; see the top of this file.
+ */
+static int sync_iter(struct bw_ctx *c, long k)
+{
+	int slot = (int)(k % c->win), busy = 0, d, i, n, rc;
+	enum accdma_status st;
+
+	for (d = 0; d < c->ndev; d++) {
+		struct bw_devstate *ds = &c->dev[d];
+		ds->busy = ds->dp->nops > 0;
+		if (!ds->busy)
+			continue;
+		ds->pc = 0;
+		ds->fence_j = -1;
+		ds->ntok[slot] = 0;
+		ds->head = k + 1;
+		busy++;
+	}
+	while (busy) {
+		/* every device not blocked on a fence posts its next stretch */
+		for (d = 0; d < c->ndev; d++) {
+			struct bw_devstate *ds = &c->dev[d];
+			const struct bw_devplan *dp = ds->dp;
+			int j1 = ds->pc;
+
+			if (!ds->busy || ds->fence_j >= 0)
+				continue;
+			while (j1 < dp->nops && dp->ops[j1].kind != ACCDMA_OP_FENCE)
+				j1++;
+			if (j1 < dp->nops)
+				j1++; /* the fence itself */
+			if (j1 > ds->pc) {
+				c->nb = 0;
+				c->first_iter = k;
+				if (add_ops(c, d, k, ds->pc, j1) || flush(c, d))
+					return -1;
+				ds->pc = j1;
+				if (dp->ops[j1 - 1].kind == ACCDMA_OP_FENCE) {
+					ds->fence_j = j1 - 1;
+					continue;
+				}
+			}
+			if (sync_done(c, d, k))
+				return -1;
+			busy--;
+		}
+		/* the host waits: for any blocked fence, then takes every other one that is done */
+		for (n = 0, d = 0; d < c->ndev; d++)
+			if (c->dev[d].busy && c->dev[d].fence_j >= 0) {
+				c->anyv[n] = c->dev[d].tok[(size_t)slot * c->dev[d].dp->nops +
+							   (size_t)c->dev[d].fence_j];
+				c->anyd[n++] = d;
+			}
+		if (!n)
+			continue;
+		if (n == 1) {
+			rc = accdma_wait(c->w, c->anyv[0], c->o->timeout_ms, &st);
+			i = rc ? rc : 0;
+		} else {
+			i = accdma_wait_any(c->w, c->anyv, n, c->o->timeout_ms, &st);
+		}
+		if (i < 0) {
+			fprintf(stderr, "accdma-bw: iteration %ld (%llu bytes): waiting on the fence of "
+					"device", k, (unsigned long long)c->bytes);
+			for (d = 0; d < n; d++)
+				fprintf(stderr, "%s %d", d ? "," : "", c->anyd[d]);
+			fprintf(stderr, ": %s\n", strerror(-i));
+			if (i == -ETIMEDOUT)
+				accdma_stall_report(c->w, stderr);
+			return -1;
+		}
+		if (sync_unblock(c, c->anyd[i], k, st))
+			return -1;
+		busy -= !c->dev[c->anyd[i]].busy;
+		for (d = 0; d < n; d++) {
+			if (d == i)
+				continue;
+			rc = accdma_test(c->w, c->anyv[d], &st);
+			if (rc == -EAGAIN)
+				continue;
+			if (rc) {
+				fprintf(stderr, "accdma-bw: device %d: testing its fence: %s\n",
+					c->anyd[d], strerror(-rc));
+				return -1;
+			}
+			if (sync_unblock(c, c->anyd[d], k, st))
+				return -1;
+			busy -= !c->dev[c->anyd[d]].busy;
+		}
+	}
+	return 0;
+}
+
+/* Sync mode: @n iterations, one at a time; @lat (if not NULL) gets each one's time. */
+static int loop_sync(struct bw_ctx *c, long n, int stamp, double *lat)
+{
+	long k;
+	int d;
+
+	reset_counters(c);
+	for (k = 0; k < n; k++) {
+		double t0;
+		if (stamp && k == n - 1)
+			for (d = 0; d < c->ndev; d++)
+				if (c->dev[d].dp->nops)
+					prep_last(c, d, (int)(k % c->win));
+		t0 = bw_now();
+		if (sync_iter(c, k))
+			return -1;
+		if (lat)
+			lat[k] = bw_now() - t0;
+	}
+	return 0;
+}
+
 static int verify(struct bw_ctx *c, long n)
 {
 	int slot = (int)((n - 1) % c->win), d, j;
@@ -397,17 +592,19 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 	c->plan = plan;
 	c->bytes = bytes;
 	c->stride = stride_of(bytes);
-	c->win = win_iters;
+	c->win = plan->mode == BW_MODE_SYNC ? 1 : win_iters; /* sync: one iteration in flight */
 	c->ndev = plan->ndev;
 	c->nops = plan->max_nops;
 	c->seed = next_seed++;
-	c->cap = (o->post_list < win_iters ? o->post_list : win_iters) * c->nops;
+	c->cap = (o->post_list < c->win ? o->post_list : c->win) * c->nops;
 	c->ops = calloc((size_t)c->cap, sizeof(*c->ops));
 	c->out = calloc((size_t)c->cap, sizeof(*c->out));
 	c->deps = calloc((size_t)c->cap, sizeof(*c->deps));
 	c->slot_of = calloc((size_t)c->cap, sizeof(*c->slot_of));
 	c->dev = calloc((size_t)c->ndev, sizeof(*c->dev));
-	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev) {
+	c->anyv = calloc((size_t)c->ndev, sizeof(*c->anyv));
+	c->anyd = calloc((size_t)c->ndev, sizeof(*c->anyd));
+	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev || !c->anyv || !c->anyd) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -483,19 +680,22 @@ void bw_ctx_destroy(struct bw_ctx *c)
 	free(c->deps);
 	free(c->slot_of);
 	free(c->lat);
+	free(c->anyv);
+	free(c->anyd);
 	free(c);
 }
 
 int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 {
-	int lat = c->o->latency, stamp = c->o->verify;
+	int lat = c->o->latency, stamp = c->o->verify, sync = c->plan->mode == BW_MODE_SYNC;
 	double t0, t1;
 
 	memset(s, 0, sizeof(*s));
 	s->iters = iters;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
-	if (warmup > 0 && (lat ? loop_lat(c, warmup, 0, NULL) : loop_bw(c, warmup, 0)))
+	if (warmup > 0 && (sync ? loop_sync(c, warmup, 0, NULL)
+			    : lat ? loop_lat(c, warmup, 0, NULL) : loop_bw(c, warmup, 0)))
 		return -1;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
@@ -504,7 +704,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 		long k;
 		if (!v)
 			return -1;
-		if (loop_lat(c, iters, stamp, v)) {
+		if (sync ? loop_sync(c, iters, stamp, v) : loop_lat(c, iters, stamp, v)) {
 			free(v);
 			return -1;
 		}
@@ -516,7 +716,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 	} else {
 		c->excluded = 0;
 		t0 = bw_now();
-		if (loop_bw(c, iters, stamp))
+		if (sync ? loop_sync(c, iters, stamp, NULL) : loop_bw(c, iters, stamp))
 			return -1;
 		t1 = bw_now();
 		s->secs = t1 - t0 - c->excluded;
