@@ -124,16 +124,21 @@ static void scan(struct fw_device *fd, uint32_t src)
 	}
 }
 
-/* The held slot carrying (@tag, @seq) from @src, or -1. Under eager_rx. */
+/* The held slot carrying (@tag, @seq) from @src, or -1. Under eager_rx.
+ * Oldest first: with one tag in FIFO order the first slot looked at is the
+ * one, where a scan in slot order could read every held line of a full ring. */
 static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
 {
-	struct q_eager_slot *ring = fd->eager_rx[src].ring->slots;
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
 
-	for (uint64_t h = fd->eager_rx[src].held; h; h &= h - 1) {
-		int idx = __builtin_ctzll(h);
+	if (!rx->held)
+		return -1;
+	for (uint32_t pos = rx->done; pos != rx->cursor; pos++) {
+		uint32_t idx = pos & RING_MASK;
 
-		if (ring[idx].tag == tag && ring[idx].seq == seq)
-			return idx;
+		if ((rx->held & (1ull << idx)) && rx->ring->slots[idx].tag == tag &&
+		    rx->ring->slots[idx].seq == seq)
+			return (int)idx;
 	}
 	return -1;
 }
