@@ -33,6 +33,21 @@ expect 7 20 "first failure's status, the others stopped" -- $RUN -n 3 -- sh -c \
 	'if [ "$RANK" = 1 ]; then exit 7; fi; exec sleep 60'
 expect 137 20 "a rank killed by a signal" -- $RUN -n 2 -- sh -c \
 	'if [ "$RANK" = 0 ]; then kill -9 $$; fi; exec sleep 60'
+# --bind core (the default for no more ranks than CPUs): rank r on the r-th usable CPU
+ncpu=$(nproc)
+bound=$(mktemp)
+expect 0 30 "ranks bound one per CPU" -- $RUN -n "$ncpu" -- sh -c \
+	'cpu=$(taskset -c -p $$ | sed "s/.*: //"); case "$cpu" in *[,-]*) exit 1;; esac; echo "$cpu" >> '"$bound"
+if [ "$(sort -u "$bound" | wc -l)" != "$ncpu" ]; then
+	echo "FAILED: ranks bound one per CPU: got CPUs $(tr '\n' ' ' < "$bound")"
+	fail=1
+fi
+rm -f "$bound"
+expect 0 30 "--bind none leaves every CPU" -- $RUN -n 2 --bind none -- sh -c \
+	'test "$(taskset -c -p $$ | sed "s/.*: //")" = "$(taskset -c -p $PPID | sed "s/.*: //")"'
+expect 0 30 "more ranks than CPUs: not bound" -- $RUN -n $((ncpu + 1)) -- sh -c \
+	'test "$(taskset -c -p $$ | sed "s/.*: //")" = "$(taskset -c -p $PPID | sed "s/.*: //")"'
+expect 2 5 "--bind core with more ranks than CPUs" -- $RUN -n $((ncpu + 1)) --bind core true
 expect 2 5 "usage error" -- $RUN -n 0 true
 expect 127 10 "no such program" -- $RUN -n 2 -- /nonexistent/accdma-prog
 
