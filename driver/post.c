@@ -155,6 +155,7 @@ static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *
 	atomic_store_explicit(&c->status, ACCDMA_OK, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_POSTED, memory_order_relaxed);
 	atomic_store_explicit(&c->cancel, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->state, Q_SLOT_POSTED, memory_order_release);
 }

@@ -173,6 +173,20 @@ static int mate_valid(const struct fw_device *fd, const struct fw_op *op, const 
 	return m->dev == op->d.peer && mate_slot_ok(fd, m);
 }
 
+/* Tell a waiting recv (named by @m) that its send now waits in the table for
+ * the recv's engine to copy it; wake that engine if it sleeps. */
+static void handoff(struct q_world_sh *w, const struct q_rdv *m)
+{
+	struct q_dev_sh *d = q_dev(w, (uint32_t)m->dev);
+	struct q_cpl *c = &q_cpls(w, q_queue(w, (uint32_t)m->dev, m->queue))[m->slot];
+
+	atomic_store_explicit(&c->handoff, 1, memory_order_release);
+	if (d->polled)
+		return;
+	for (uint32_t e = 0; e < w->engines; e++)
+		q_engine_kick(&d->engines[e]);
+}
+
 /**
  * fw_match_arrive() - a ready send or recv looks for its partner.
  * @fd: the op's device. @q: its queue. @op: the op.
@@ -200,6 +214,18 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
 	}
 	mate = *e;
+	/* A large send that finds its recv waiting leaves the copy to the recv's
+	 * engine: in a permute each device then copies what it receives, instead
+	 * of whichever arrived second copying both directions. */
+	if (op->d.kind == ACCDMA_OP_SEND && op->d.length >= FW_HANDOFF_MIN && !mate.failed &&
+	    mate.side == ACCDMA_OP_RECV && mate_valid(fd, op, &mate)) {
+		rdv_fill(e, fd, q, op);
+		op->state = FW_OP_PEER;
+		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+		rdv_unlock(home);
+		handoff(fd->w, &mate);
+		return FW_ARRIVE_WAIT;
+	}
 	rdv_remove(home, t, e);
 	rdv_unlock(home);
 

@@ -321,6 +321,14 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			partner_completed(fd, op);
 			return 1;
 		}
+		/* Its large send handed the copy to us: arrive again, second now. */
+		if (atomic_load_explicit(&c->handoff, memory_order_acquire)) {
+			atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+			fw_eager_unwait(fd, op->d.peer);
+			op->state = FW_OP_READY;
+			*progress = 1;
+			return run(fd, q, op);
+		}
 		if (peer_lost(fd, op->d.peer))
 			return finish_lost(fd, q, op);
 		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&

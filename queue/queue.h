@@ -81,7 +81,7 @@ struct q_cpl {
 	_Atomic uint32_t status;
 	_Atomic uint32_t stage;
 	_Atomic uint32_t cancel;
-	uint32_t pad;
+	_Atomic uint32_t handoff; /* a waiting recv: its send is ready, the recv's engine copies */
 	_Atomic uint64_t bytes;
 } __attribute__((aligned(Q_CACHELINE)));
 
