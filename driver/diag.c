@@ -34,6 +34,9 @@ static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t
 	info->seq = d->seq;
 	info->bytes = d->length;
 	info->stage = state == Q_SLOT_DONE ? ACCDMA_STAGE_DONE : atomic_load(&c->stage);
+	/* The engine writes the stage DONE just before the state: not done yet. */
+	if (state != Q_SLOT_DONE && info->stage == ACCDMA_STAGE_DONE)
+		info->stage = ACCDMA_STAGE_RUNNING;
 	info->status = state == Q_SLOT_DONE ? atomic_load(&c->status) : ACCDMA_OK;
 	info->moved = state == Q_SLOT_DONE ? atomic_load(&c->bytes) : 0;
 	info->peer_posted = -1;

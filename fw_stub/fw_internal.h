@@ -128,6 +128,7 @@ enum fw_arrive { FW_ARRIVE_DONE, FW_ARRIVE_WAIT, FW_ARRIVE_RETRY };
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate);
 
 /* eager.c */

@@ -174,17 +174,31 @@ static int mate_valid(const struct fw_device *fd, const struct fw_op *op, const 
 }
 
 /* Tell a waiting recv (named by @m) that its send now waits in the table for
- * the recv's engine to copy it; wake that engine if it sleeps. */
-static void handoff(struct q_world_sh *w, const struct q_rdv *m)
+ * the recv's engine to copy it. Under the table's lock: whoever takes the lock
+ * next and finds the send's entry also sees the flag. */
+static void handoff_flag(struct q_world_sh *w, const struct q_rdv *m)
 {
-	struct q_dev_sh *d = q_dev(w, (uint32_t)m->dev);
 	struct q_cpl *c = &q_cpls(w, q_queue(w, (uint32_t)m->dev, m->queue))[m->slot];
 
 	atomic_store_explicit(&c->handoff, 1, memory_order_release);
-	if (d->polled)
-		return;
+}
+
+/* ... and wake its engines if they sleep (after the lock). */
+static void handoff_kick(struct q_world_sh *w, const struct q_rdv *m)
+{
+	struct q_dev_sh *d = q_dev(w, (uint32_t)m->dev);
+
 	for (uint32_t e = 0; e < w->engines; e++)
 		q_engine_kick(&d->engines[e]);
+}
+
+/* Hand off only to a device with engine threads: a polled device moves only
+ * while its host polls, and the send must not wait for that. */
+static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, const struct q_rdv *m)
+{
+	return op->d.kind == ACCDMA_OP_SEND && op->d.length >= FW_HANDOFF_MIN && !m->failed &&
+	       m->side == ACCDMA_OP_RECV && mate_valid(fd, op, m) &&
+	       !q_dev(fd->w, (uint32_t)m->dev)->polled;
 }
 
 /**
@@ -217,13 +231,13 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	/* A large send that finds its recv waiting leaves the copy to the recv's
 	 * engine: in a permute each device then copies what it receives, instead
 	 * of whichever arrived second copying both directions. */
-	if (op->d.kind == ACCDMA_OP_SEND && op->d.length >= FW_HANDOFF_MIN && !mate.failed &&
-	    mate.side == ACCDMA_OP_RECV && mate_valid(fd, op, &mate)) {
+	if (may_hand_off(fd, op, &mate)) {
 		rdv_fill(e, fd, q, op);
 		op->state = FW_OP_PEER;
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+		handoff_flag(fd->w, &mate);
 		rdv_unlock(home);
-		handoff(fd->w, &mate);
+		handoff_kick(fd->w, &mate);
 		return FW_ARRIVE_WAIT;
 	}
 	rdv_remove(home, t, e);
@@ -332,5 +346,34 @@ int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_
 	rdv_unlock(fd->sh);
 	if (mate->failed || mate->dev != (int32_t)fd->id || !mate_slot_ok(fd, mate))
 		return -1;
+	return 1;
+}
+
+/**
+ * fw_match_refuse_handoff() - a waiting recv whose send handed it the copy
+ * ends without copying (cancel, reset): take the send's entry out and
+ * complete the send PEER_ERROR.
+ * @fd/@q/@op: the recv, in FW_OP_PEER.
+ * Return: 1 if the recv had been handed a send (the caller completes the
+ * recv), 0 if not (its entry is its own, or a partner is completing it).
+ */
+int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	struct q_rdv *t = q_rdv_table(fd->w, fd->sh), *e, mate;
+	struct q_cpl *c = &q->cpl[op->slot];
+
+	rdv_lock(fd->sh);
+	e = rdv_find(t, fd->sh->rdv_cap, op->d.peer, op->d.tag, op->d.seq);
+	if (!e || e->side != ACCDMA_OP_SEND || e->failed ||
+	    !atomic_load_explicit(&c->handoff, memory_order_acquire)) {
+		rdv_unlock(fd->sh);
+		return 0;
+	}
+	mate = *e;
+	rdv_remove(fd->sh, t, e);
+	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+	rdv_unlock(fd->sh);
+	if (mate_valid(fd, op, &mate))
+		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
 }

@@ -321,8 +321,16 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			partner_completed(fd, op);
 			return 1;
 		}
-		/* Its large send handed the copy to us: arrive again, second now. */
+		/* Its large send handed the copy to us: arrive again, second now
+		 * (unless canceled first: nothing has moved yet). */
 		if (atomic_load_explicit(&c->handoff, memory_order_acquire)) {
+			if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
+			    fw_match_refuse_handoff(fd, q, op)) {
+				fw_eager_unwait(fd, op->d.peer);
+				fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
+				fw_op_finish(fd, q, op);
+				return 1;
+			}
 			atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
 			fw_eager_unwait(fd, op->d.peer);
 			op->state = FW_OP_READY;
@@ -401,7 +409,8 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
  * @fd: the device. @q: the queue.
  *
  * Ops whose partner is already moving their data are left to complete; the
- * next progress pass removes them.
+ * next progress pass removes them. A recv whose large send handed it the copy
+ * has moved nothing yet: it completes FLUSHED, and its send PEER_ERROR.
  */
 void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 {
@@ -415,7 +424,9 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 				partner_completed(fd, op);
 				continue;
 			}
-			if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
+			if (op->d.kind == ACCDMA_OP_RECV && fw_match_refuse_handoff(fd, q, op)) {
+				fw_eager_unwait(fd, op->d.peer);
+			} else if (!fw_match_withdraw(fd, q, op, ACCDMA_ST_FLUSHED)) {
 				q->pend[out++] = q->pend[i]; /* the partner is completing it */
 				continue;
 			}
