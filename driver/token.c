@@ -101,11 +101,11 @@ static void drv_poll_session(struct accdma_world *w, int on, int wake)
 	}
 }
 
-/* Sleep on @dev's completion counter until @done() or @deadline; 0 or -ETIMEDOUT. */
-static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
-		       uint64_t deadline, uint64_t slice_ns)
+/* Wait until @done() or @deadline, polling first, then sleeping on the
+ * completion counter @seq (registered in @waiters); 0 or -ETIMEDOUT. */
+static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
+		    int (*done)(void *), void *arg, uint64_t deadline)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, dev);
 	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
 	unsigned int idle = 0;
 	int rc = -ETIMEDOUT;
@@ -132,9 +132,9 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 			now = q_now_ns();
 	}
 	drv_poll_session(w, 0, 1); /* going to sleep: the engines take over now */
-	atomic_fetch_add_explicit(&ds->cq_waiters, 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
 	for (;;) {
-		uint32_t seq = atomic_load_explicit(&ds->cq_seq, memory_order_seq_cst);
+		uint32_t seq = atomic_load_explicit(seq_word, memory_order_seq_cst);
 
 		atomic_thread_fence(memory_order_seq_cst);
 		uint64_t left;
@@ -147,10 +147,19 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 		if (now >= deadline)
 			break;
 		left = deadline - now;
-		q_futex_wait(&ds->cq_seq, seq, (int64_t)(left < slice_ns ? left : slice_ns));
+		q_futex_wait(seq_word, seq, (int64_t)left);
 	}
-	atomic_fetch_sub_explicit(&ds->cq_waiters, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
 	return rc;
+}
+
+/* sleep_on() the completion counter of device @dev. */
+static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
+		       uint64_t deadline)
+{
+	struct q_dev_sh *ds = q_dev(w->sh, dev);
+
+	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, done, arg, deadline);
 }
 
 static int cpl_done(void *arg)
@@ -189,8 +198,7 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 		return rc;
 	ms = timeout_of(w, timeout_ms);
 	if (!is_done(c) &&
-	    sleep_until(w, q_token_dev(t), cpl_done, c, q_now_ns() + (uint64_t)ms * 1000000ull,
-			UINT64_MAX / 2)) {
+	    sleep_until(w, q_token_dev(t), cpl_done, c, q_now_ns() + (uint64_t)ms * 1000000ull)) {
 		log_timeout(w, t, ms);
 		return -ETIMEDOUT;
 	}
@@ -233,7 +241,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	for (int i = 0; i < count; i++) {
 		c = token_cpl_checked(w, tokens[i]);
 		if (!is_done(c) &&
-		    sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, deadline, UINT64_MAX / 2)) {
+		    sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, deadline)) {
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {
 				c = token_cpl_checked(w, tokens[j]);
@@ -301,9 +309,10 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	if (!live)
 		return -EINVAL;
 	ms = timeout_of(w, timeout_ms);
-	/* Tokens of several devices: sleep on the first one's counter in short slices. */
-	if (sleep_until(w, dev, any_done, &a, q_now_ns() + (uint64_t)ms * 1000000ull,
-			same_dev ? UINT64_MAX / 2 : 1000000)) {
+	/* Tokens of several devices: sleep on the world's counter of any completion. */
+	if (same_dev ? sleep_until(w, dev, any_done, &a, q_now_ns() + (uint64_t)ms * 1000000ull)
+		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, any_done, &a,
+				q_now_ns() + (uint64_t)ms * 1000000ull)) {
 		for (int i = 0; i < count; i++)
 			if (tokens[i]) {
 				log_timeout(w, tokens[i], ms);

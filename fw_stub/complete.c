@@ -37,6 +37,10 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
 		q_futex_wake(&d->cq_seq);
 	}
+	if (atomic_load_explicit(&w->any_waiters, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&w->any_seq, 1, memory_order_relaxed);
+		q_futex_wake(&w->any_seq);
+	}
 	/* The fence above also orders DONE before each engine's `sleeping` read. */
 	if (kick_all)
 		for (uint32_t e = 0; e < w->engines; e++)

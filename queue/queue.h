@@ -237,6 +237,10 @@ struct q_world_sh {
 	uint64_t dev_stride; /* bytes from one device's block to the next */
 	uint64_t size;
 	_Atomic uint32_t stop;
+	/* A host thread waiting for tokens of several devices sleeps here: any
+	 * completion bumps it while someone waits (its own line: rarely written). */
+	_Atomic uint32_t any_seq __attribute__((aligned(Q_CACHELINE)));
+	_Atomic uint32_t any_waiters;
 } __attribute__((aligned(Q_CACHELINE)));
 
 /* ---- tokens ------------------------------------------------------------ */
