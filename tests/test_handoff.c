@@ -262,35 +262,26 @@ static void spin(int n)
 
 /* ---- ops ----------------------------------------------------------------- */
 
-static accdma_token send_(accdma_queue *q, int peer, uint64_t tag, accdma_key k, uint64_t off,
-			  uint64_t len, const char *file, int line)
+/* Post one send or recv; a post that fails fails the test where it was called. */
+static accdma_token pair_op_(accdma_queue *q, enum accdma_op_kind kind, int peer, uint64_t tag,
+			     accdma_key k, uint64_t off, uint64_t len, const char *file, int line)
 {
+	struct accdma_op op = { .kind = kind, .peer = peer, .tag = tag, .key = k, .offset = off,
+				.length = len };
 	accdma_token t = 0;
-	int rc = accdma_send(q, peer, tag, k, off, len, NULL, 0, &t);
+	int rc = accdma_post(q, &op, 1, &t);
 
-	if (rc) {
-		print_error("accdma_send(peer %d, tag %llu, len %llu) = %d\n", peer,
+	if (rc != 1) {
+		print_error("%s(peer %d, tag %llu, len %llu) = %d\n", accdma_op_kind_str(kind), peer,
 			    (unsigned long long)tag, (unsigned long long)len, rc);
 		_fail(file, line);
 	}
 	return t;
 }
-
-static accdma_token recv_(accdma_queue *q, int peer, uint64_t tag, accdma_key k, uint64_t off,
-			  uint64_t len, const char *file, int line)
-{
-	accdma_token t = 0;
-	int rc = accdma_recv(q, peer, tag, k, off, len, NULL, 0, &t);
-
-	if (rc) {
-		print_error("accdma_recv(peer %d, tag %llu, len %llu) = %d\n", peer,
-			    (unsigned long long)tag, (unsigned long long)len, rc);
-		_fail(file, line);
-	}
-	return t;
-}
-#define SEND(q, p, tag, k, off, len) send_((q), (p), (tag), (k), (off), (len), __FILE__, __LINE__)
-#define RECV(q, p, tag, k, off, len) recv_((q), (p), (tag), (k), (off), (len), __FILE__, __LINE__)
+#define SEND(q, p, tag, k, off, len) \
+	pair_op_((q), ACCDMA_OP_SEND, (p), (tag), (k), (off), (len), __FILE__, __LINE__)
+#define RECV(q, p, tag, k, off, len) \
+	pair_op_((q), ACCDMA_OP_RECV, (p), (tag), (k), (off), (len), __FILE__, __LINE__)
 
 /* Wait with the world's timeout (10 s): a hang is a failure with a stall report. */
 static enum accdma_status st_wait_(accdma_world *w, accdma_token t, const char *file, int line)

@@ -361,8 +361,24 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 	return drain(c);
 }
 
-/* Latency loop: one iteration in flight, each timed. */
-static int loop_lat(struct bw_ctx *c, long n, int stamp, double *lat)
+/* Latency mode's iteration @k: post it on every device, then wait for it. */
+static int lat_iter(struct bw_ctx *c, long k)
+{
+	int d;
+
+	for (d = 0; d < c->ndev; d++)
+		if (c->dev[d].dp->nops && post_iters(c, d, k, 1))
+			return -1;
+	for (d = 0; d < c->ndev; d++)
+		if (c->dev[d].dp->nops && wait_oldest(c, d))
+			return -1;
+	return 0;
+}
+
+/* One iteration in flight at a time (latency and sync modes): @n runs of
+ * @iter; @lat (if not NULL) gets each one's time. */
+static int loop_one_at_a_time(struct bw_ctx *c, long n, int stamp, double *lat,
+			      int (*iter)(struct bw_ctx *c, long k))
 {
 	long k;
 	int d;
@@ -375,12 +391,8 @@ static int loop_lat(struct bw_ctx *c, long n, int stamp, double *lat)
 				if (c->dev[d].dp->nops)
 					prep_last(c, d, (int)(k % c->win));
 		t0 = bw_now();
-		for (d = 0; d < c->ndev; d++)
-			if (c->dev[d].dp->nops && post_iters(c, d, k, 1))
-				return -1;
-		for (d = 0; d < c->ndev; d++)
-			if (c->dev[d].dp->nops && wait_oldest(c, d))
-				return -1;
+		if (iter(c, k))
+			return -1;
 		if (lat)
 			lat[k] = bw_now() - t0;
 	}
@@ -522,28 +534,6 @@ static int sync_iter(struct bw_ctx *c, long k)
 				return -1;
 			busy -= !c->dev[c->anyd[d]].busy;
 		}
-	}
-	return 0;
-}
-
-/* Sync mode: @n iterations, one at a time; @lat (if not NULL) gets each one's time. */
-static int loop_sync(struct bw_ctx *c, long n, int stamp, double *lat)
-{
-	long k;
-	int d;
-
-	reset_counters(c);
-	for (k = 0; k < n; k++) {
-		double t0;
-		if (stamp && k == n - 1)
-			for (d = 0; d < c->ndev; d++)
-				if (c->dev[d].dp->nops)
-					prep_last(c, d, (int)(k % c->win));
-		t0 = bw_now();
-		if (sync_iter(c, k))
-			return -1;
-		if (lat)
-			lat[k] = bw_now() - t0;
 	}
 	return 0;
 }
@@ -694,8 +684,8 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 	s->iters = iters;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
-	if (warmup > 0 && (sync ? loop_sync(c, warmup, 0, NULL)
-			    : lat ? loop_lat(c, warmup, 0, NULL) : loop_bw(c, warmup, 0)))
+	if (warmup > 0 && (sync ? loop_one_at_a_time(c, warmup, 0, NULL, sync_iter)
+			    : lat ? loop_one_at_a_time(c, warmup, 0, NULL, lat_iter) : loop_bw(c, warmup, 0)))
 		return -1;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
@@ -704,7 +694,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 		long k;
 		if (!v)
 			return -1;
-		if (sync ? loop_sync(c, iters, stamp, v) : loop_lat(c, iters, stamp, v)) {
+		if (loop_one_at_a_time(c, iters, stamp, v, sync ? sync_iter : lat_iter)) {
 			free(v);
 			return -1;
 		}
@@ -716,7 +706,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 	} else {
 		c->excluded = 0;
 		t0 = bw_now();
-		if (sync ? loop_sync(c, iters, stamp, NULL) : loop_bw(c, iters, stamp))
+		if (sync ? loop_one_at_a_time(c, iters, stamp, NULL, sync_iter) : loop_bw(c, iters, stamp))
 			return -1;
 		t1 = bw_now();
 		s->secs = t1 - t0 - c->excluded;
