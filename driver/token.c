@@ -101,37 +101,61 @@ static void drv_poll_session(struct accdma_world *w, int on, int wake)
 	}
 }
 
-/* Wait until @done() or @deadline, polling first, then sleeping on the
- * completion counter @seq (registered in @waiters); 0 or -ETIMEDOUT. */
-static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
-		    int (*done)(void *), void *arg, uint64_t deadline)
+/* A wait's timeout, turned into a deadline only when the clock is first read:
+ * a clock read costs as much as a few polls (~20 ns here), and most waits end
+ * before the first one. */
+struct wait_clock {
+	int64_t ms;
+	uint64_t deadline; /* 0 until computed */
+};
+
+static uint64_t wait_deadline(struct wait_clock *wc, uint64_t now)
 {
-	uint64_t now = q_now_ns(), spin_end = now + WAIT_SPIN_NS;
+	if (!wc->deadline)
+		wc->deadline = (uint64_t)wc->ms > (UINT64_MAX - now) / 1000000ull
+				       ? UINT64_MAX /* "forever" saturates */
+				       : now + (uint64_t)wc->ms * 1000000ull;
+	return wc->deadline;
+}
+
+/* Wait until @done() or the deadline of @wc, polling first (unless the
+ * timeout is 0), then sleeping on the completion counter @seq_word
+ * (registered in @waiters); 0 or -ETIMEDOUT. */
+static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
+		    int (*done)(void *), void *arg, struct wait_clock *wc)
+{
+	uint64_t now, spin_end = 0;
 	unsigned int idle = 0;
 	int rc = -ETIMEDOUT;
 
-	if (!w->threaded)
-		spin_end = deadline; /* polled devices move only while we poll */
-	drv_poll_session(w, 1, 0);
-	for (unsigned int i = 1; now < spin_end && now < deadline; i++) {
-		if (done(arg)) {
-			drv_poll_session(w, 0, 0);
-			return 0;
-		}
-		/* Move the work along ourselves when allowed. With nothing to do,
-		 * pause and look again (a peer's message is often a few hundred ns
-		 * away, and a yield is a syscall); yield now and then, for the
-		 * engines or peers that may need our core. */
-		if (drv_poll(w))
-			idle = 0;
-		else if (++idle % WAIT_YIELD_EVERY == 0)
-			sched_yield();
-		else
-			q_cpu_relax();
-		if (i % 16 == 0)
+	if (wc->ms > 0) {
+		drv_poll_session(w, 1, 0);
+		for (unsigned int i = 1;; i++) {
+			if (done(arg)) {
+				drv_poll_session(w, 0, 0);
+				return 0;
+			}
+			/* Move the work along ourselves when allowed. With nothing to
+			 * do, pause and look again (a peer's message is often a few
+			 * hundred ns away, and a yield is a syscall); yield now and
+			 * then, for the engines or peers that may need our core. */
+			if (drv_poll(w))
+				idle = 0;
+			else if (++idle % WAIT_YIELD_EVERY == 0)
+				sched_yield();
+			else
+				q_cpu_relax();
+			if (i % 16)
+				continue;
 			now = q_now_ns();
+			wait_deadline(wc, now);
+			if (!spin_end) /* polled devices move only while we poll */
+				spin_end = w->threaded ? now + WAIT_SPIN_NS : wc->deadline;
+			if (now >= spin_end || now >= wc->deadline)
+				break;
+		}
+		drv_poll_session(w, 0, 1); /* going to sleep: the engines take over now */
 	}
-	drv_poll_session(w, 0, 1); /* going to sleep: the engines take over now */
 	atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(seq_word, memory_order_seq_cst);
@@ -144,9 +168,9 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			break;
 		}
 		now = q_now_ns();
-		if (now >= deadline)
+		if (now >= wait_deadline(wc, now))
 			break;
-		left = deadline - now;
+		left = wc->deadline - now;
 		q_futex_wait(seq_word, seq, (int64_t)left);
 	}
 	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
@@ -155,11 +179,11 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 
 /* sleep_on() the completion counter of device @dev. */
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
-		       uint64_t deadline)
+		       struct wait_clock *wc)
 {
 	struct q_dev_sh *ds = q_dev(w->sh, dev);
 
-	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, done, arg, deadline);
+	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, done, arg, wc);
 }
 
 static int cpl_done(void *arg)
@@ -189,6 +213,7 @@ static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
 
 int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
 {
+	struct wait_clock wc = { 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	int64_t ms;
@@ -197,8 +222,8 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 	if (rc)
 		return rc;
 	ms = timeout_of(w, timeout_ms);
-	if (!is_done(c) &&
-	    sleep_until(w, q_token_dev(t), cpl_done, c, q_now_ns() + (uint64_t)ms * 1000000ull)) {
+	wc.ms = ms;
+	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
 		log_timeout(w, t, ms);
 		return -ETIMEDOUT;
 	}
@@ -221,9 +246,9 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *statuses)
 {
+	struct wait_clock wc = { 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
-	uint64_t deadline;
 	int64_t ms;
 	int rc;
 
@@ -237,11 +262,10 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			return rc;
 	}
 	ms = timeout_of(w, timeout_ms);
-	deadline = q_now_ns() + (uint64_t)ms * 1000000ull;
+	wc.ms = ms; /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
 		c = token_cpl_checked(w, tokens[i]);
-		if (!is_done(c) &&
-		    sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, deadline)) {
+		if (!is_done(c) && sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc)) {
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {
 				c = token_cpl_checked(w, tokens[j]);
@@ -285,6 +309,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		    enum accdma_status *status)
 {
 	struct any_arg a = { w, tokens, count, -1 };
+	struct wait_clock wc = { 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	uint32_t dev = 0;
@@ -309,10 +334,10 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	if (!live)
 		return -EINVAL;
 	ms = timeout_of(w, timeout_ms);
+	wc.ms = ms;
 	/* Tokens of several devices: sleep on the world's counter of any completion. */
-	if (same_dev ? sleep_until(w, dev, any_done, &a, q_now_ns() + (uint64_t)ms * 1000000ull)
-		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, any_done, &a,
-				q_now_ns() + (uint64_t)ms * 1000000ull)) {
+	if (same_dev ? sleep_until(w, dev, any_done, &a, &wc)
+		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, any_done, &a, &wc)) {
 		for (int i = 0; i < count; i++)
 			if (tokens[i]) {
 				log_timeout(w, tokens[i], ms);
