@@ -4,8 +4,10 @@
  *
  * A slot is reused only when nobody can still look at it: the host's token,
  * the engine that owns the op, and every op that depends on it each hold a
- * reference. Taking a reference checks the generation, so a stale token never
- * pins a newer op.
+ * reference. (The engine's matters when the host releases the token of an op
+ * still pending: the op must still run, and its slot stay taken until then.)
+ * Taking a reference checks the generation, so a stale token never pins a
+ * newer op.
  */
 #include "queue/queue.h"
 
