@@ -17,8 +17,8 @@
  * the op down the rendezvous path: matching is by sequence number, so mixing
  * paths keeps FIFO order per tag.
  *
- * Locks: fd->eager_tx serialises this device's senders, fd->eager_rx its
- * consumers. Both are this process's (one device is driven by one process),
+ * Locks: fd->eager_tx_lock serialises this device's senders, fd->eager_rx_lock
+ * its consumers. Both are this process's (one device is driven by one process),
  * and taken only when the device has more than one engine: otherwise the
  * engine's in_pass flag already lets one thread at a time in. Order: rx, then
  * the device's rendezvous lock.
