@@ -208,37 +208,34 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost)
 {
 	uint32_t src = (uint32_t)op->d.peer;
-	enum fw_arrive r;
+	int ring = has_ring(fd, op), idx;
+	enum fw_arrive r = FW_ARRIVE_DONE;
 	uint64_t bytes;
-	int idx;
 
-	if (!has_ring(fd, op)) {
-		if (!lost)
-			return fw_match_arrive(fd, q, op);
-		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
-		return FW_ARRIVE_DONE;
-	}
-	eager_lock(fd, &fd->eager_rx_lock);
-	scan(fd, src);
-	idx = find_held(fd, src, op->d.tag, op->d.seq);
-	if (idx >= 0) {
-		struct fw_eager_rx *rx = &fd->eager_rx[src];
-		enum accdma_status st = deliver(fd, &rx->ring->slots[idx], op->addr, op->d.length, &bytes);
+	if (ring) {
+		eager_lock(fd, &fd->eager_rx_lock);
+		scan(fd, src);
+		idx = find_held(fd, src, op->d.tag, op->d.seq);
+		if (idx >= 0) {
+			struct fw_eager_rx *rx = &fd->eager_rx[src];
+			enum accdma_status st = deliver(fd, &rx->ring->slots[idx], op->addr, op->d.length,
+							&bytes);
 
-		release(rx, (uint32_t)idx);
-		eager_unlock(fd, &fd->eager_rx_lock);
-		fw_complete_own(fd, q, op, st, bytes);
-		return FW_ARRIVE_DONE;
+			release(rx, (uint32_t)idx);
+			eager_unlock(fd, &fd->eager_rx_lock);
+			fw_complete_own(fd, q, op, st, bytes);
+			return FW_ARRIVE_DONE;
+		}
 	}
 	if (lost) {
-		eager_unlock(fd, &fd->eager_rx_lock);
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
-		return FW_ARRIVE_DONE;
+	} else {
+		r = fw_match_arrive(fd, q, op);
+		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER)
+			atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
 	}
-	r = fw_match_arrive(fd, q, op);
-	if (r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER)
-		atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
-	eager_unlock(fd, &fd->eager_rx_lock);
+	if (ring)
+		eager_unlock(fd, &fd->eager_rx_lock);
 	return r;
 }
 

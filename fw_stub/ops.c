@@ -255,14 +255,15 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	enum accdma_status st = ACCDMA_OK;
 	accdma_exec_fn fn;
 	uint64_t bytes = 0;
+	int lost;
 
 	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	lost = (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
 	/* A small send leaves at once; a recv first looks in its sender's ring,
 	 * which may hold what a peer sent before it went away. */
-	if (op->d.kind == ACCDMA_OP_SEND && !peer_lost(fd, op->d.peer) && fw_eager_send(fd, q, op))
+	if (op->d.kind == ACCDMA_OP_SEND && !lost && fw_eager_send(fd, q, op))
 		return 1;
-	if (op->d.kind != ACCDMA_OP_RECV && (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) &&
-	    peer_lost(fd, op->d.peer)) {
+	if (lost && op->d.kind != ACCDMA_OP_RECV) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, q, op);
 		return 1;
@@ -270,7 +271,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	switch (op->d.kind) {
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
-		switch (op->d.kind == ACCDMA_OP_RECV ? fw_eager_recv(fd, q, op, peer_lost(fd, op->d.peer))
+		switch (op->d.kind == ACCDMA_OP_RECV ? fw_eager_recv(fd, q, op, lost)
 						     : fw_match_arrive(fd, q, op)) {
 		case FW_ARRIVE_DONE:
 			fw_op_finish(fd, q, op);
