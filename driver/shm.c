@@ -330,10 +330,7 @@ int drv_shm_started(struct accdma_world *w)
 /* Make every engine of @dev look at its queues again. */
 static void kick_device(struct accdma_world *w, uint32_t dev)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, dev);
-
-	for (uint32_t e = 0; e < (uint32_t)w->opts.engines; e++)
-		q_engine_kick(&ds->engines[e]);
+	q_device_kick(q_dev(w->sh, dev), 0, (uint32_t)w->opts.engines);
 }
 
 /**

@@ -183,14 +183,11 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	tx->pos++;
 	eager_unlock(fd, &fd->eager_tx_lock);
 
-	/* The receiver's engines may sleep with its recv waiting: the fence orders
-	 * the stamp before reading their `sleeping` (pairs with their sleep path). */
+	/* The receiver's engines may sleep with its recv waiting: the kick's fence
+	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
 	dd = q_dev(w, dst);
-	if (!dd->polled) {
-		atomic_thread_fence(memory_order_seq_cst);
-		for (uint32_t e = 0; e < w->engines; e++)
-			q_engine_kick_fenced(&dd->engines[e]);
-	}
+	if (!dd->polled)
+		q_device_kick(dd, 0, w->engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
 	fw_op_finish(fd, q, op);
 	return 1;

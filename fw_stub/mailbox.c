@@ -73,8 +73,7 @@ int fw_mailbox_poll(struct fw_device *fd)
 		if (!fd->reset_pending) {
 			fd->reset_pending = 1;
 			atomic_fetch_add(&d->reset_epoch, 1);
-			for (uint32_t e = 1; e < fd->nengines; e++)
-				q_engine_kick(&d->engines[e]);
+			q_device_kick(d, 1, fd->nengines);
 			return 1;
 		}
 		epoch = atomic_load(&d->reset_epoch);

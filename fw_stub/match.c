@@ -183,15 +183,6 @@ static void handoff_flag(struct q_world_sh *w, const struct q_rdv *m)
 	atomic_store_explicit(&c->handoff, 1, memory_order_release);
 }
 
-/* ... and wake its engines if they sleep (after the lock). */
-static void handoff_kick(struct q_world_sh *w, const struct q_rdv *m)
-{
-	struct q_dev_sh *d = q_dev(w, (uint32_t)m->dev);
-
-	for (uint32_t e = 0; e < w->engines; e++)
-		q_engine_kick(&d->engines[e]);
-}
-
 /* Hand off only to a device with engine threads: a polled device moves only
  * while its host polls, and the send must not wait for that. */
 static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, const struct q_rdv *m)
@@ -237,7 +228,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
 		handoff_flag(fd->w, &mate);
 		rdv_unlock(home);
-		handoff_kick(fd->w, &mate);
+		q_device_kick(q_dev(fd->w, (uint32_t)mate.dev), 0, fd->w->engines); /* it may sleep */
 		return FW_ARRIVE_WAIT;
 	}
 	rdv_remove(home, t, e);

@@ -84,8 +84,7 @@ int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len)
 	j->gen++;
 	atomic_store_explicit(&j->next, word(j->gen & 0xffffff, nchunks, 0), memory_order_seq_cst);
 	/* Siblings may sleep, or nap while a host thread polls: both must help now. */
-	for (uint32_t e = 0; e < fd->nengines; e++)
-		q_engine_kick(&fd->sh->engines[e]);
+	q_device_kick(fd->sh, 0, fd->nengines);
 	fw_wake_nappers(fd);
 	while (take_chunk(j))
 		;

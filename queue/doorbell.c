@@ -43,6 +43,13 @@ void q_engine_kick_fenced(struct q_engine_sh *e)
 	}
 }
 
+void q_device_kick(struct q_dev_sh *d, uint32_t first, uint32_t n)
+{
+	atomic_thread_fence(memory_order_seq_cst); /* as in q_engine_kick(), once */
+	for (uint32_t e = first; e < n; e++)
+		q_engine_kick_fenced(&d->engines[e]);
+}
+
 void q_engine_kick(struct q_engine_sh *e)
 {
 	/* Pairs with the fence in the engine's sleep path: either the engine sees

@@ -374,6 +374,13 @@ void q_engine_kick(struct q_engine_sh *e);
 void q_engine_kick_fenced(struct q_engine_sh *e);
 
 /**
+ * q_device_kick() - q_engine_kick() for engines @first .. @n - 1 of device @d,
+ * with one fence for all of them.
+ * @d: the device. @first/@n: which engines.
+ */
+void q_device_kick(struct q_dev_sh *d, uint32_t first, uint32_t n);
+
+/**
  * q_now_ns() - a monotonic clock in nanoseconds.
  */
 uint64_t q_now_ns(void);
