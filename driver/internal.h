@@ -34,6 +34,9 @@ struct drv_seq_table {
 	struct drv_seq_ent *ents;
 	uint32_t cap;
 	uint32_t count;
+	/* The entry each direction used last: a queue that sends to one peer
+	 * and receives from one numbers without hashing. NULL after a grow. */
+	struct drv_seq_ent *last[2];
 };
 
 /** struct drv_dev - host-side state of one local device. */
@@ -91,7 +94,7 @@ int drv_dev_check(const struct accdma_world *w, int dev);
 /* seq.c */
 int drv_seq_init(struct drv_seq_table *t);
 void drv_seq_fini(struct drv_seq_table *t);
-int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir, uint64_t *seq);
+int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int count, uint64_t *seqs);
 uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir);
 
 /* post.c */

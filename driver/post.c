@@ -112,17 +112,6 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 	return 0;
 }
 
-/* A send or recv's sequence number among ops with its (peer, tag, direction). */
-static int number(struct accdma_queue *q, const struct accdma_op *op, uint64_t *seq)
-{
-	struct drv_seq_table *t = &q->world->devs[q->dev].seqs;
-
-	*seq = 0;
-	if (op->kind != ACCDMA_OP_SEND && op->kind != ACCDMA_OP_RECV)
-		return 0;
-	return drv_seq_next(t, op->peer, op->tag, op->kind, seq);
-}
-
 /* Write the descriptor, then reset the completion record and publish it
  * POSTED with a new generation (release: the engine reads after it). */
 static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *op, uint64_t seq,
@@ -197,11 +186,10 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 		if (rc)
 			goto unwind;
 	}
-	for (i = 0; i < count; i++) {
-		rc = number(q, &ops[i], &seqs[i]);
-		if (rc)
-			goto unwind;
-	}
+	/* Numbered last: nothing after this fails, so no number is taken for an op never posted. */
+	rc = drv_seq_number(&w->devs[q->dev].seqs, ops, count, seqs);
+	if (rc)
+		goto unwind;
 	for (i = 0; i < count; i++) {
 		fill(q, slots[i], &ops[i], seqs[i], flags);
 		atomic_store_explicit(&q->sq[q->tail++ & q->mask], slots[i], memory_order_relaxed);

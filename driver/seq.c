@@ -24,6 +24,7 @@ int drv_seq_init(struct drv_seq_table *t)
 {
 	t->cap = 256;
 	t->count = 0;
+	t->last[0] = t->last[1] = NULL;
 	t->ents = calloc(t->cap, sizeof(*t->ents));
 	if (!t->ents)
 		return -ENOMEM;
@@ -79,30 +80,63 @@ static int seq_grow(struct drv_seq_table *t)
 	return 0;
 }
 
-/**
- * drv_seq_next() - take the next sequence number of (@peer, @tag, @dir).
- * Return: 0, or -ENOMEM.
- */
-int drv_seq_next(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir, uint64_t *seq)
+/* The entry of (@peer, @tag, @dir), added if new; NULL on -ENOMEM. Under the lock. */
+static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir)
 {
-	struct drv_seq_ent *e;
+	struct drv_seq_ent **last = &t->last[dir == ACCDMA_OP_RECV];
+	struct drv_seq_ent *e = *last;
 
-	seq_lock(t);
+	if (e && e->peer == peer && e->tag == tag && e->dir == dir)
+		return e;
 	e = seq_slot(t->ents, t->cap, peer, tag, dir);
 	if (!e->dir) {
 		if ((t->count + 1) * 2 > t->cap) {
-			if (seq_grow(t)) {
-				seq_unlock(t);
-				return -ENOMEM;
-			}
+			if (seq_grow(t))
+				return NULL;
+			t->last[0] = t->last[1] = NULL; /* they pointed into the old array */
+			last = &t->last[dir == ACCDMA_OP_RECV];
 			e = seq_slot(t->ents, t->cap, peer, tag, dir);
 		}
 		*e = (struct drv_seq_ent){ .tag = tag, .peer = peer, .dir = dir, .next = 0 };
 		t->count++;
 	}
-	*seq = e->next++;
+	*last = e;
+	return e;
+}
+
+/**
+ * drv_seq_number() - number the sends and recvs of a batch about to be posted.
+ * @t: the device's table. @ops/@count: the batch. @seqs: out, one per op
+ * (0 for ops that are neither sends nor recvs).
+ *
+ * One lock for the batch; on failure the numbers already taken are given
+ * back, so the next send of the same (peer, tag) still meets the right recv.
+ * Return: 0, or -ENOMEM.
+ */
+int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int count, uint64_t *seqs)
+{
+	int i;
+
+	seq_lock(t);
+	for (i = 0; i < count; i++) {
+		struct drv_seq_ent *e;
+
+		seqs[i] = 0;
+		if (ops[i].kind != ACCDMA_OP_SEND && ops[i].kind != ACCDMA_OP_RECV)
+			continue;
+		e = seq_entry(t, ops[i].peer, ops[i].tag, ops[i].kind);
+		if (!e)
+			goto undo;
+		seqs[i] = e->next++;
+	}
 	seq_unlock(t);
 	return 0;
+undo:
+	while (i--)
+		if (ops[i].kind == ACCDMA_OP_SEND || ops[i].kind == ACCDMA_OP_RECV)
+			seq_slot(t->ents, t->cap, ops[i].peer, ops[i].tag, ops[i].kind)->next--;
+	seq_unlock(t);
+	return -ENOMEM;
 }
 
 /**

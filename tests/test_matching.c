@@ -10,7 +10,11 @@
  *  - a recv posted long before its send, with much unrelated traffic between;
  *  - one tag, two sources: a recv from 1 never takes 0's data;
  *  - self-send: a device sends to itself;
- *  - tags are compared in full (0, 1, 2^62, 2^63 - 1 are all distinct).
+ *  - tags are compared in full (0, 1, 2^62, 2^63 - 1 are all distinct);
+ *  - numbering in batches: one post of 300 ops over 150 tags (the numbering
+ *    table grows mid-batch), tags alternating so the last-used entry of each
+ *    direction keeps changing, and a second round on the same tags whose
+ *    recvs must take the second sends, not the first.
  */
 #include "helpers/th.h"
 
@@ -336,6 +340,54 @@ static void test_tag_values(void **state)
 	th_close(w);
 }
 
+/* 150 tags, 2 messages each. Device 1 posts all recvs for round r of tag t
+ * in one batch, in an order that mixes tags; device 0 posts its sends in
+ * another. Round 1's recv of tag t must hold round 1's payload. */
+#define NTAGS 150
+#define MSG 8
+
+static void test_batched_numbering(void **state)
+{
+	(void)state;
+	struct accdma_world_opts o;
+	accdma_world *w;
+	uint8_t *s, *r;
+
+	th_opts(&o, 2);
+	o.queue_depth = 512; /* all 300 recvs in one post */
+	w = th_open_opts(&o);
+	accdma_key ks = th_alloc(w, 0, 2 * NTAGS * MSG, (void **)&s);
+	accdma_key kr = th_alloc(w, 1, 2 * NTAGS * MSG, (void **)&r);
+	struct accdma_op sends[2 * NTAGS], recvs[2 * NTAGS];
+	accdma_token st[2 * NTAGS], rt[2 * NTAGS];
+
+	for (int i = 0; i < 2 * NTAGS; i++) {
+		int round = i / NTAGS, tag = i % NTAGS;
+		/* sends: tag order; recvs: reversed tags, each tag's two rounds in order */
+		int rtag = NTAGS - 1 - tag;
+		uint64_t off = ((uint64_t)round * NTAGS + (uint64_t)rtag) * MSG;
+
+		th_fill_u8(s + ((size_t)round * NTAGS + (size_t)tag) * MSG, MSG,
+			   (uint8_t)(tag + 100 * round));
+		sends[i] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = (uint64_t)tag,
+					       .key = ks,
+					       .offset = ((uint64_t)round * NTAGS + (uint64_t)tag) * MSG,
+					       .length = MSG };
+		recvs[i] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = 0, .tag = (uint64_t)rtag,
+					       .key = kr, .offset = off, .length = MSG };
+	}
+	assert_int_equal(accdma_post(th_q(w, 1), recvs, 2 * NTAGS, rt), 2 * NTAGS);
+	for (int b = 0; b < 2 * NTAGS; b += 60) /* batches that cut across rounds */
+		assert_int_equal(accdma_post(th_q(w, 0), &sends[b], 60, &st[b]), 60);
+	th_wait_all_ok(w, rt, 2 * NTAGS);
+	th_wait_all_ok(w, st, 2 * NTAGS);
+	for (int round = 0; round < 2; round++)
+		for (int tag = 0; tag < NTAGS; tag++)
+			th_check_u8(r + ((size_t)round * NTAGS + (size_t)tag) * MSG, MSG,
+				    (uint8_t)(tag + 100 * round), "round's payload for its tag");
+	th_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_same_tag_two_sources),
 		cmocka_unit_test(test_self_send),
 		cmocka_unit_test(test_tag_values),
+		cmocka_unit_test(test_batched_numbering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
