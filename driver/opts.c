@@ -138,7 +138,7 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	o->master_addr = NULL;
 	o->master_port = 0;
 	o->peer_timeout_ms = 5000;
-	o->eager_max = ACCDMA_EAGER_MAX;
+	o->eager_max = ACCDMA_EAGER_MAX_DEFAULT;
 
 	rc |= env_transport(&o->transport);
 	v = o->num_devices;

@@ -47,7 +47,7 @@ static int opts_valid(const struct accdma_world_opts *o)
 	else if (o->mem_size == 0)
 		why = "mem_size must not be 0";
 	else if (o->eager_max < 0 || o->eager_max > ACCDMA_EAGER_MAX)
-		why = "eager_max must be 0..40 (ACCDMA_EAGER_MAX)";
+		why = "eager_max must be 0..1024 (ACCDMA_EAGER_MAX)";
 	if (why && o->log_level >= 1)
 		fprintf(stderr, "accdma: accdma_world_open: %s\n", why);
 	return why == NULL;

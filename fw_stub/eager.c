@@ -3,17 +3,18 @@
  * eager.c - small sends through inline rings, as a NIC sends inline data.
  *
  * A send of at most w->eager_max bytes does not wait for its recv: the engine
- * copies the payload into a slot of the receiver's ring for this sender and
- * completes the send (its buffer may be reused). The receiver's engines take
+ * copies the payload into the receiver's ring for this sender (one 64-byte
+ * slot up to 40 bytes, one more per 60 bytes beyond) and completes the send
+ * (its buffer may be reused). The receiver's engines take
  * slots out of order, by (tag, seq): a recv that arrives looks at what its
  * sender has put in the ring; a recv already waiting in the rendezvous table
  * is found by the engine that sees the message land. A message nobody asked
  * for yet stays in its slot ("held") until its recv arrives.
  *
- * So a small send costs the receiver one cache line it reads once, instead of
- * a round trip through the rendezvous table's lock and entries; the consumed
+ * So a small send costs the receiver the lines it reads once, instead of a
+ * round trip through the rendezvous table's lock and entries; the consumed
  * mark it writes back stays in its cache until the sender runs out of room.
- * A full ring (64 positions past the oldest message not yet asked for) sends
+ * A full ring (no room before the oldest message not yet asked for) sends
  * the op down the rendezvous path: matching is by sequence number, so mixing
  * paths keeps FIFO order per tag.
  *
@@ -30,7 +31,64 @@
 
 #include "fw_stub/fw_internal.h"
 
-#define RING_MASK (Q_EAGER_SLOTS - 1)
+/* Slot index of ring position @pos. */
+static uint32_t slot_of(const struct fw_device *fd, uint32_t pos)
+{
+	return pos & (fd->w->eager_slots - 1);
+}
+
+static int is_held(const struct fw_eager_rx *rx, uint32_t idx)
+{
+	return (rx->held[idx / 64] >> (idx % 64)) & 1;
+}
+
+static void set_held(struct fw_eager_rx *rx, uint32_t idx, int on)
+{
+	if (on)
+		rx->held[idx / 64] |= 1ull << (idx % 64);
+	else
+		rx->held[idx / 64] &= ~(1ull << (idx % 64));
+	rx->nheld += on ? 1 : -1u;
+}
+
+/* Payload bytes of a continuation slot (after its zero stamp). */
+static uint8_t *cont_data(struct q_eager_ring *ring, uint32_t idx)
+{
+	return (uint8_t *)&ring->slots[idx] + sizeof(ring->slots[idx].stamp);
+}
+
+/* Write @len payload bytes of the message whose head is at position @pos:
+ * the head's share, then continuation slots (wrapping), each stamped 0. */
+static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos,
+		    const uint8_t *src, uint64_t len)
+{
+	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
+
+	if (n) /* a barrier's zero-length send has no address */
+		memcpy(ring->slots[slot_of(fd, pos)].data, src, n);
+	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
+		uint32_t idx = slot_of(fd, ++pos);
+		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
+
+		atomic_store_explicit(&ring->slots[idx].stamp, 0, memory_order_relaxed);
+		memcpy(cont_data(ring, idx), src + off, k);
+	}
+}
+
+/* Read @len payload bytes of the message whose head is at slot @idx. */
+static void copy_out(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
+		     uint8_t *dst, uint64_t len)
+{
+	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
+
+	dma_copy_range(dst, ring->slots[idx].data, n);
+	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
+		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
+
+		idx = slot_of(fd, idx + 1);
+		dma_copy_range(dst + off, cont_data(ring, idx), k);
+	}
+}
 
 static void eager_lock(const struct fw_device *fd, _Atomic int *l)
 {
@@ -47,33 +105,34 @@ static void eager_unlock(const struct fw_device *fd, _Atomic int *l)
 		atomic_store_explicit(l, 0, memory_order_release);
 }
 
-/* A slot's payload may have been written by another process (shm): its
- * length is checked before anything is copied. */
-static enum accdma_status deliver(struct fw_device *fd, const struct q_eager_slot *s, void *dst,
-				  uint64_t cap, uint64_t *bytes)
+/* A message may have been written by another process (shm): its length is
+ * checked before anything is copied. */
+static enum accdma_status deliver(struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
+				  void *dst, uint64_t cap, uint64_t *bytes)
 {
-	uint32_t len = s->len;
+	uint32_t len = ring->slots[idx].len;
 
 	*bytes = 0;
-	if (len > ACCDMA_EAGER_MAX)
+	if (len > fd->w->eager_max)
 		return ACCDMA_ST_PEER_ERROR;
 	if (len > cap)
 		return ACCDMA_ST_TRUNCATED;
-	if (fw_fault_hit(FW_FAULT_MATCH) || (len && fw_copy(fd, dst, s->data, len)))
-		return ACCDMA_ST_DMA_ERROR;
+	if (fw_fault_hit(FW_FAULT_MATCH) || dma_copy(dst, ring->slots[idx].data, 0))
+		return ACCDMA_ST_DMA_ERROR; /* the match's and the data mover's fault points */
+	copy_out(fd, ring, idx, dst, len);
 	*bytes = len;
 	return ACCDMA_OK;
 }
 
-/* A slot's payload has been copied out (or dropped): move the consumed mark
- * over every position no longer held, and publish it for the sender. */
-static void release(struct fw_eager_rx *rx, uint32_t idx)
+/* A message's payload has been copied out (or dropped): move the consumed
+ * mark over every message no longer held, and publish it for the sender. */
+static void release(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx)
 {
 	uint32_t done = rx->done;
 
-	rx->held &= ~(1ull << idx);
-	while (done != rx->cursor && !(rx->held & (1ull << (done & RING_MASK))))
-		done++;
+	set_held(rx, idx, 0);
+	while (done != rx->cursor && !is_held(rx, slot_of(fd, done)))
+		done += rx->span[slot_of(fd, done)];
 	if (done != rx->done) {
 		rx->done = done;
 		atomic_store_explicit(&rx->ring->done, done, memory_order_release);
@@ -101,42 +160,47 @@ static void to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	if (r > 0) {
 		st = dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst);
 		if (st == ACCDMA_OK)
-			st = deliver(fd, s, dst, mate.length, &bytes);
+			st = deliver(fd, rx->ring, idx, dst, mate.length, &bytes);
 		fw_complete_waiting(fd->w, fd->id, mate.queue, mate.slot, st, bytes);
 	}
-	release(rx, idx);
+	release(fd, rx, idx);
 }
 
-/* Take in what @src put in its ring since we last looked. Under eager_rx. */
+/* Take in what @src put in its ring since we last looked. Under eager_rx.
+ * A head whose length is out of range (a peer process gone wrong) is taken
+ * as one position; its recv fails PEER_ERROR (deliver). */
 static void scan(struct fw_device *fd, uint32_t src)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 
 	for (;;) {
-		uint32_t idx = rx->cursor & RING_MASK;
+		uint32_t idx = slot_of(fd, rx->cursor), len;
 
 		if (atomic_load_explicit(&rx->ring->slots[idx].stamp, memory_order_acquire) !=
 		    q_eager_stamp(rx->cursor))
 			return;
-		rx->cursor++;
-		rx->held |= 1ull << idx;
+		len = rx->ring->slots[idx].len;
+		rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
+		rx->cursor += rx->span[idx];
+		set_held(rx, idx, 1);
 		to_waiting_recv(fd, src, idx);
 	}
 }
 
-/* The held slot carrying (@tag, @seq) from @src, or -1. Under eager_rx.
- * Oldest first: with one tag in FIFO order the first slot looked at is the
- * one, where a scan in slot order could read every held line of a full ring. */
+/* The held message carrying (@tag, @seq) from @src: its head's slot, or -1.
+ * Under eager_rx. Oldest first: with one tag in FIFO order the first message
+ * looked at is the one, where a scan in slot order could read every held
+ * line of a full ring. */
 static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 
-	if (!rx->held)
+	if (!rx->nheld)
 		return -1;
-	for (uint32_t pos = rx->done; pos != rx->cursor; pos++) {
-		uint32_t idx = pos & RING_MASK;
+	for (uint32_t pos = rx->done; pos != rx->cursor; pos += rx->span[slot_of(fd, pos)]) {
+		uint32_t idx = slot_of(fd, pos);
 
-		if ((rx->held & (1ull << idx)) && rx->ring->slots[idx].tag == tag &&
+		if (is_held(rx, idx) && rx->ring->slots[idx].tag == tag &&
 		    rx->ring->slots[idx].seq == seq)
 			return (int)idx;
 	}
@@ -161,26 +225,27 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	struct fw_eager_tx *tx;
 	struct q_dev_sh *dd;
 	struct q_eager_slot *s;
+	uint32_t span;
 
 	if (!has_ring(fd, op) || !w->eager_max || op->d.length > w->eager_max)
 		return 0;
 	tx = &fd->eager_tx[dst];
+	span = q_eager_span(op->d.length);
 	eager_lock(fd, &fd->eager_tx_lock);
-	if (tx->pos - tx->done >= Q_EAGER_SLOTS) {
+	if (tx->pos + span - tx->done > w->eager_slots) {
 		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
-		if (tx->pos - tx->done >= Q_EAGER_SLOTS) {
+		if (tx->pos + span - tx->done > w->eager_slots) {
 			eager_unlock(fd, &fd->eager_tx_lock);
-			return 0; /* the receiver holds 64 positions: rendezvous keeps the order by seq */
+			return 0; /* no room before the receiver's oldest held message: rendezvous keeps the order by seq */
 		}
 	}
-	s = &tx->ring->slots[tx->pos & RING_MASK];
+	s = &tx->ring->slots[slot_of(fd, tx->pos)];
+	copy_in(fd, tx->ring, tx->pos, op->addr, op->d.length);
 	s->len = (uint32_t)op->d.length;
 	s->tag = op->d.tag;
 	s->seq = op->d.seq;
-	if (op->d.length) /* a barrier's zero-length send has no address */
-		memcpy(s->data, op->addr, op->d.length);
 	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
-	tx->pos++;
+	tx->pos += span;
 	eager_unlock(fd, &fd->eager_tx_lock);
 
 	/* The receiver's engines may sleep with its recv waiting: the kick's fence
@@ -215,10 +280,10 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 		idx = find_held(fd, src, op->d.tag, op->d.seq);
 		if (idx >= 0) {
 			struct fw_eager_rx *rx = &fd->eager_rx[src];
-			enum accdma_status st = deliver(fd, &rx->ring->slots[idx], op->addr, op->d.length,
-							&bytes);
+			enum accdma_status st = deliver(fd, rx->ring, (uint32_t)idx, op->addr,
+							op->d.length, &bytes);
 
-			release(rx, (uint32_t)idx);
+			release(fd, rx, (uint32_t)idx);
 			eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
 			return FW_ARRIVE_DONE;
@@ -287,7 +352,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 	scan(fd, src);
 	idx = find_held(fd, src, op->d.tag, op->d.seq);
 	if (idx >= 0)
-		release(&fd->eager_rx[src], (uint32_t)idx);
+		release(fd, &fd->eager_rx[src], (uint32_t)idx);
 	else
 		fw_match_fail(fd, q, op, st);
 	eager_unlock(fd, &fd->eager_rx_lock);

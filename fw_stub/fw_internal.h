@@ -71,8 +71,10 @@ struct fw_eager_tx {
 
 /**
  * struct fw_eager_rx - what this device has taken in from one sender's ring.
- * @ring: the ring. @cursor: the next position to look at. @done: the consumed
- * mark (published in @ring). @held: slots landed that no recv asked for yet.
+ * @ring: the ring. @cursor: the next position to look at (a message's head).
+ * @done: the consumed mark (published in @ring). @held: by slot index, the
+ * heads of messages landed that no recv asked for yet; @nheld counts them.
+ * @span: by slot index, the positions of the message whose head is there.
  * @waiting: our recvs from this sender that wait in the rendezvous table, or
  * more (never fewer): a landing message is looked up there only if non-zero.
  */
@@ -80,7 +82,9 @@ struct fw_eager_rx {
 	struct q_eager_ring *ring;
 	uint32_t cursor;
 	uint32_t done;
-	uint64_t held;
+	uint32_t nheld;
+	uint64_t held[Q_EAGER_SLOTS_MAX / 64];
+	uint8_t span[Q_EAGER_SLOTS_MAX];
 	_Atomic uint32_t waiting;
 };
 

@@ -102,11 +102,13 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @master_addr, @master_port: shm: rendezvous address (from MASTER_ADDR/MASTER_PORT).
  * @peer_timeout_ms: shm: how long to wait for a peer to join, or to declare it lost.
  * @eager_max:   sends of at most this many bytes (0..ACCDMA_EAGER_MAX, default
- *               ACCDMA_EAGER_MAX; 0 turns it off) travel eagerly: the engine copies
- *               the payload into the receiver's inline ring and the send completes
- *               at once, whether or not the recv is posted. Larger sends, and small
- *               ones that find the ring full, wait for their recv (rendezvous).
- *               Worlds of more than ACCDMA_EAGER_MAX_DEVICES devices have no rings.
+ *               ACCDMA_EAGER_MAX_DEFAULT; 0 turns it off) travel eagerly: the engine
+ *               copies the payload into the receiver's inline ring and the send
+ *               completes at once, whether or not the recv is posted. Larger sends,
+ *               and small ones that find the ring full, wait for their recv
+ *               (rendezvous). Worlds of more than ACCDMA_EAGER_MAX_DEVICES devices
+ *               have no rings; worlds of more than 16 have shallow ones that take
+ *               at most 460 bytes. accdma_device_info() reports what a world uses.
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;
@@ -126,8 +128,11 @@ struct accdma_world_opts {
 	int eager_max;
 };
 
-/** Largest eager (inline) send, in bytes: what fits in one ring slot beside its header. */
-#define ACCDMA_EAGER_MAX 40
+/** Largest eager_max a world accepts, in bytes. */
+#define ACCDMA_EAGER_MAX 1024
+/** Default eager_max: a send up to 1 KiB is copied twice (in and out of the
+ * ring) rather than waiting a round trip for its recv. */
+#define ACCDMA_EAGER_MAX_DEFAULT 1024
 /** Worlds up to this many devices get eager rings (one per ordered pair of devices). */
 #define ACCDMA_EAGER_MAX_DEVICES 64
 
@@ -173,6 +178,8 @@ struct accdma_device_info {
 	uint64_t mem_size;
 	uint64_t mem_used;
 	uint32_t fw_version; /* major << 16 | minor */
+	uint32_t eager_max;   /* sends up to this many bytes go eagerly (0: none) */
+	uint32_t eager_slots; /* 64-byte positions of each inline ring it receives on */
 };
 
 /** struct accdma_device_health - liveness of a device's engines. */

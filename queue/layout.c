@@ -27,13 +27,34 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
 	return cap;
 }
 
-/* Eager rings cost Q_EAGER_SLOTS + 1 cache lines per ordered pair of devices:
- * 4 KiB a pair, 16 MiB at 64 devices; beyond that, small sends rendezvous. */
-static uint64_t eager_rings_size(uint32_t ndev)
+/* Positions per eager ring for a world of @ndev devices (0: no rings). */
+static uint32_t eager_slots_for(uint32_t ndev)
 {
 	if (ndev > ACCDMA_EAGER_MAX_DEVICES)
 		return 0;
-	return (uint64_t)ndev * sizeof(struct q_eager_ring);
+	return ndev <= Q_EAGER_DEEP_MAX_DEVICES ? Q_EAGER_SLOTS_SMALL_WORLD : Q_EAGER_SLOTS_LARGE_WORLD;
+}
+
+/* The incoming rings of one device: (slots + 1) lines per sender. 16 KiB a
+ * pair up to 16 devices (4 MiB in all at 16), 4 KiB a pair beyond (16 MiB at
+ * 64); above 64 devices, small sends rendezvous. */
+static uint64_t eager_rings_size(uint32_t ndev)
+{
+	uint32_t slots = eager_slots_for(ndev);
+
+	return slots ? (uint64_t)ndev * q_eager_ring_bytes(slots) : 0;
+}
+
+uint32_t q_eager_max_for(uint32_t ndev, uint32_t eager_max)
+{
+	uint32_t slots = eager_slots_for(ndev), cap;
+
+	if (!slots || eager_max > ACCDMA_EAGER_MAX)
+		return 0;
+	/* a message takes at most an eighth of the ring, so one large message
+	 * never leaves the ring too full for the small ones behind it */
+	cap = Q_EAGER_HEAD_BYTES + (slots / 8 - 1) * Q_EAGER_CONT_BYTES;
+	return eager_max < cap ? eager_max : cap;
 }
 
 /* Bytes of one device block: the device header, queue controls, then per
@@ -69,7 +90,8 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 	w->engines = engines;
 	w->depth = depth;
 	w->rdv_cap = rdv_capacity(ndev, nq, depth);
-	w->eager_max = eager_rings_size(ndev) && eager_max <= ACCDMA_EAGER_MAX ? eager_max : 0;
+	w->eager_max = q_eager_max_for(ndev, eager_max);
+	w->eager_slots = eager_slots_for(ndev);
 	w->dev_off = align_up(sizeof(struct q_world_sh), 4096);
 	w->dev_stride = dev_block_size(ndev, nq, depth);
 	w->size = q_layout_size(ndev, nq, depth);

@@ -139,40 +139,66 @@ struct q_rdv {
 };
 
 /**
- * struct q_eager_slot - one slot of an eager (inline) ring: a small send's
- * payload with what matches it. The sender fills it, then stores
- * q_eager_stamp(position) with release: a slot whose stamp is not the one of
- * the position the receiver expects has not landed yet.
+ * struct q_eager_slot - one 64-byte slot of an eager (inline) ring. A message
+ * takes q_eager_span(len) consecutive positions: its head slot carries what
+ * matches it and the first Q_EAGER_HEAD_BYTES of payload, each continuation
+ * slot Q_EAGER_CONT_BYTES more after a zero @stamp. The sender fills the
+ * continuations, then the head, then stores the head's q_eager_stamp(position)
+ * with release: a receiver that reads the stamp of the position it expects
+ * sees the whole message. A continuation's stamp is 0, never a stamp, so
+ * payload bytes can never pass for a message that has not landed.
  */
 struct q_eager_slot {
 	_Atomic uint32_t stamp;
 	uint32_t len;
 	uint64_t tag;
 	uint64_t seq;
-	uint8_t data[ACCDMA_EAGER_MAX];
+	uint8_t data[Q_CACHELINE - 24];
 } __attribute__((aligned(Q_CACHELINE)));
 
-#define Q_EAGER_SLOTS 64 /* a power of two, and one bit per slot in a uint64_t */
+#define Q_EAGER_HEAD_BYTES (Q_CACHELINE - 24) /* 40 */
+#define Q_EAGER_CONT_BYTES (Q_CACHELINE - 4)  /* 60 */
+
+/* Ring sizes: positions per ring, a power of two. Small worlds get deep rings
+ * (16 KiB a pair), large ones shallow (4 KiB a pair: 16 MiB at 64 devices). */
+#define Q_EAGER_SLOTS_SMALL_WORLD 256
+#define Q_EAGER_SLOTS_LARGE_WORLD 64
+#define Q_EAGER_DEEP_MAX_DEVICES 16
+#define Q_EAGER_SLOTS_MAX Q_EAGER_SLOTS_SMALL_WORLD
 
 /**
  * struct q_eager_ring - the eager ring of one ordered pair of devices, in the
- * receiver's block. The sender alone writes @slots, the receiver alone @done:
- * every position below @done has been consumed. The receiver takes slots out
- * of order (matching is by tag and sequence), so @done stops at the oldest
- * message no recv has asked for yet; the sender never writes more than
- * Q_EAGER_SLOTS positions past it, and sends by rendezvous instead.
- * A message costs the receiver one line it reads; @done is read by the sender
- * only when its last look says the ring is full.
+ * receiver's block; q_world_sh.eager_slots slots follow the header line. The
+ * sender alone writes @slots, the receiver alone @done: every position below
+ * @done has been consumed. The receiver takes messages out of order (matching
+ * is by tag and sequence), so @done stops at the oldest message no recv has
+ * asked for yet; the sender never writes at or past @done + eager_slots, and
+ * sends by rendezvous instead. A message costs the receiver the lines it
+ * reads; @done is read by the sender only when its last look says the ring is full.
  */
 struct q_eager_ring {
 	_Atomic uint32_t done;
-	struct q_eager_slot slots[Q_EAGER_SLOTS] __attribute__((aligned(Q_CACHELINE)));
+	struct q_eager_slot slots[] __attribute__((aligned(Q_CACHELINE)));
 };
 
 /** q_eager_stamp() - the non-zero stamp of ring position @pos. */
 static inline uint32_t q_eager_stamp(uint32_t pos)
 {
 	return pos | 0x80000000u;
+}
+
+/** q_eager_span() - ring positions a message of @len bytes takes (1 for 0..40 bytes). */
+static inline uint32_t q_eager_span(uint64_t len)
+{
+	if (len <= Q_EAGER_HEAD_BYTES)
+		return 1;
+	return 1 + (uint32_t)((len - Q_EAGER_HEAD_BYTES + Q_EAGER_CONT_BYTES - 1) / Q_EAGER_CONT_BYTES);
+}
+
+/** q_eager_ring_bytes() - bytes of one ring of @slots positions. */
+static inline uint64_t q_eager_ring_bytes(uint32_t slots)
+{
+	return (uint64_t)(slots + 1) * Q_CACHELINE;
 }
 
 /* struct q_dev_sh.lost: why a device's process is gone. */
@@ -233,6 +259,7 @@ struct q_world_sh {
 	uint32_t depth;
 	uint32_t rdv_cap;
 	uint32_t eager_max; /* largest eager send in bytes; 0: no eager rings */
+	uint32_t eager_slots; /* positions per eager ring (0: no rings) */
 	uint64_t dev_off;    /* first struct q_dev_sh */
 	uint64_t dev_stride; /* bytes from one device's block to the next */
 	uint64_t size;
@@ -306,7 +333,8 @@ static inline struct q_rdv *q_rdv_table(const struct q_world_sh *w, const struct
 /** q_eager_ring() - the ring carrying small sends from @src to @dst. */
 static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint32_t dst, uint32_t src)
 {
-	return (struct q_eager_ring *)q_at(w, q_dev(w, dst)->eager_off) + src;
+	return (struct q_eager_ring *)q_at(w, q_dev(w, dst)->eager_off +
+						    (uint64_t)src * q_eager_ring_bytes(w->eager_slots));
 }
 
 /* ---- layout (layout.c) -------------------------------------------------- */
@@ -319,10 +347,19 @@ static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint
 uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth);
 
 /**
+ * q_eager_max_for() - the largest eager send a world of @ndev devices takes
+ * when @eager_max is asked for: 0 without rings (or for an out-of-range ask),
+ * else @eager_max, lowered to what an eighth of a ring holds (460 bytes in
+ * the 64-position rings of worlds above 16 devices).
+ */
+uint32_t q_eager_max_for(uint32_t ndev, uint32_t eager_max);
+
+/**
  * q_layout_init() - lay out an arena of q_layout_size() zeroed bytes.
  * @w: the arena. @ndev/@nq/@engines/@depth: geometry. @pshared: locks shared between processes.
  * @eager_max: largest eager send (0..ACCDMA_EAGER_MAX); ignored (no rings) above
- *             ACCDMA_EAGER_MAX_DEVICES devices.
+ *             ACCDMA_EAGER_MAX_DEVICES devices, and lowered to what an eighth
+ *             of a ring holds (q_eager_max_for()).
  * Return: 0, or a negative errno if a lock cannot be created.
  */
 int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,

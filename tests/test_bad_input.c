@@ -14,7 +14,7 @@
 
 #include <errno.h>
 
-#define LEN 64
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 static void test_post_errors(void **state)
 {

@@ -15,7 +15,7 @@
 
 #include <errno.h>
 
-#define LEN 128
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 static void test_cancel_recv(void **state)
 {

@@ -15,16 +15,22 @@
  *  - recv first, also with the send posted late by a second thread;
  *  - eager_max = 0: a small send waits for its recv; eager_max = 16: 16 bytes
  *    go eagerly, 17 do not;
- *  - boundaries with the default (40): 1, 39 and 40 bytes eager, 41 not; a
- *    zero-length send is still BAD_LENGTH (its recv PEER_ERROR);
- *  - ring overflow: 200 small sends before any recv: exactly the first 64
- *    complete, the rest after their recvs, every recv gets its own send in
- *    order; a partial drain with a new eager send behind pending rendezvous
- *    sends; the ring is usable again afterwards;
+ *  - boundaries with the default (1024): 1, 39, 40 (one slot), 41, 100, 1023
+ *    and 1024 bytes (several slots) eager, 1025 not; a zero-length send is
+ *    still BAD_LENGTH (its recv PEER_ERROR);
+ *  - ring overflow: 600 small sends before any recv: exactly the first 256
+ *    (the ring of a 2-device world) complete, the rest after their recvs,
+ *    every recv gets its own send in order; a partial drain with a new eager
+ *    send behind pending rendezvous sends; the ring is usable again afterwards;
+ *  - messages of several slots: 1 KiB messages fill the ring at 14 (18 slots
+ *    each), the 15th waits for its recv; sizes of 1 to 4 slots cycling
+ *    through the ring many times, so messages wrap at its end, each landing
+ *    whole; in a 17-device world (64-slot rings) eager_max is 460 bytes and
+ *    device info says so;
  *  - tags share a pair's ring: a recv on tag B takes B's messages from
  *    behind A's; with the ring full of tag A a small tag-B send waits for its
  *    recv and gets it; once the oldest message is asked for, the consumed
- *    ones behind it are room again; an empty ring takes 64 again;
+ *    ones behind it are room again; an empty ring takes 256 again;
  *  - issue order is not post order: a send (or recv) held back by a
  *    dependency keeps its FIFO position while the next one goes eagerly;
  *  - self-send, and two sources into one device on one tag;
@@ -39,8 +45,8 @@
  *    window of 100 overflows the ring: both paths mixed on one tag);
  *  - 64 devices (rings) and 65 devices (no rings: small sends rendezvous);
  *  - shm: two processes, an eager send that completes before its recv is
- *    posted in the other process, 1000 ping rounds both ways, and a burst of
- *    100 small sends each way that overflows the ring;
+ *    posted in the other process, 1000 ping rounds both ways of 8, 100 and
+ *    1024 bytes, and a burst of 100 3-slot sends each way that overflows the ring;
  *  - ACCDMA_EAGER_MAX from the environment, and out-of-range options.
  *
  * The seed of the randomized stress is printed; repeat with ACCDMA_TEST_SEED.
@@ -170,7 +176,7 @@ struct pr {
 
 static void pr_open(struct pr *p, int engines, int queues, int eager)
 {
-	p->w = open_w(2, engines, queues, eager, 0, 1u << 20);
+	p->w = open_w(2, engines, queues, eager, 1024, 1u << 20);
 	p->qsi = queues - 1; /* with two queues, sends and recvs use different ones */
 	p->qri = 0;
 	p->qs = th_qi(p->w, 0, p->qsi);
@@ -212,13 +218,13 @@ static void check_landed_(const uint8_t *dst, uint64_t off, uint64_t rlen, uint6
 
 static void run_send_first(const struct cfg *c, uint64_t len)
 {
-	enum { K = 3, SLOT = 64 };
+	enum { K = 3, SLOT = 1088 }; /* a 1 KiB message, 8 bytes before it, guard after */
 	struct pr p;
 	accdma_token s[K], r[K];
 
 	CTX("send_first engines=%d queues=%d len=%llu", c->engines, c->queues,
 	    (unsigned long long)len);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	for (int k = 0; k < K; k++) {
 		s[k] = pr_send(&p, 7, (uint64_t)k * SLOT, len, 100u + (uint32_t)k);
 		eager_done(p.w, s[k]);
@@ -248,7 +254,8 @@ static void test_send_first(void **state)
 	(void)state;
 	for (int i = 0; i < NCFG; i++) {
 		run_send_first(&cfgs[i], 8);
-		run_send_first(&cfgs[i], ACCDMA_EAGER_MAX);
+		run_send_first(&cfgs[i], 100); /* two slots */
+		run_send_first(&cfgs[i], ACCDMA_EAGER_MAX_DEFAULT);
 	}
 	run_send_first(&cfgs[0], 1);
 }
@@ -261,7 +268,7 @@ static void run_recv_first(const struct cfg *c)
 	accdma_token s, r;
 
 	CTX("recv_first engines=%d queues=%d", c->engines, c->queues);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	r = pr_recv(&p, 3, 16, 64);
 	still_pending(p.w, 1, p.qri, r);
 	th_check_u8(p.dst, DST_SIZE, GUARD, "recv range before its send");
@@ -305,9 +312,9 @@ static void run_late_sender(const struct cfg *c, uint64_t len)
 
 	CTX("late_sender engines=%d queues=%d len=%llu", c->engines, c->queues,
 	    (unsigned long long)len);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	th_fill_pattern(p.src, len, 77);
-	r = pr_recv(&p, 4, 0, 128);
+	r = pr_recv(&p, 4, 0, 4096);
 	memset(&l, 0, sizeof(l));
 	l.w = p.w;
 	l.q = p.qs;
@@ -321,7 +328,7 @@ static void run_late_sender(const struct cfg *c, uint64_t len)
 	assert_int_equal(l.rc_post, 0);
 	assert_int_equal(l.rc_wait, 0);
 	th_assert_st(l.st, ACCDMA_OK);
-	check_landed(p.dst, 0, 128, len, 77);
+	check_landed(p.dst, 0, 4096, len, 77);
 	th_close(p.w);
 	ctx[0] = 0;
 }
@@ -333,7 +340,8 @@ static void test_recv_first(void **state)
 		run_recv_first(&cfgs[i]);
 	for (int i = 0; i < 3; i++) {
 		run_late_sender(&cfgs[i], 8);
-		run_late_sender(&cfgs[i], 100); /* rendezvous, same program */
+		run_late_sender(&cfgs[i], 100);  /* two slots */
+		run_late_sender(&cfgs[i], 2000); /* rendezvous, same program */
 	}
 }
 
@@ -398,37 +406,43 @@ static void test_eager_max_16(void **state)
 static void test_boundaries(void **state)
 {
 	(void)state;
-	static const uint64_t eager_lens[] = { 1, 39, ACCDMA_EAGER_MAX };
+	static const uint64_t eager_lens[] = { 1, 39, 40, 41, 100, 1023, ACCDMA_EAGER_MAX_DEFAULT };
+	enum { NL = sizeof(eager_lens) / sizeof(eager_lens[0]), RANGE = 2048 };
+	struct accdma_device_info info;
 	struct pr p;
 	accdma_token s, r;
 	struct accdma_world_opts o;
 
 	assert_int_equal(accdma_world_opts_init(&o), 0);
 	if (!getenv("ACCDMA_EAGER_MAX"))
-		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX); /* the default */
-	assert_int_equal(ACCDMA_EAGER_MAX, 40);
+		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX_DEFAULT); /* the default */
+	assert_int_equal(ACCDMA_EAGER_MAX_DEFAULT, 1024);
+	assert_int_equal(ACCDMA_EAGER_MAX, 1024);
 
 	for (int i = 0; i < 3; i++) {
 		CTX("boundaries engines=%d", cfgs[i].engines);
-		pr_open(&p, cfgs[i].engines, 1, ACCDMA_EAGER_MAX);
+		pr_open(&p, cfgs[i].engines, 1, ACCDMA_EAGER_MAX_DEFAULT);
+		assert_int_equal(accdma_device_info(p.w, 1, &info), 0);
+		assert_int_equal(info.eager_max, ACCDMA_EAGER_MAX_DEFAULT);
+		assert_int_equal(info.eager_slots, 256);
 		/* one tag throughout: each pair takes the next FIFO position */
-		for (int k = 0; k < 3; k++) {
-			th_fill_u8(p.dst, 128, GUARD);
+		for (int k = 0; k < NL; k++) {
+			th_fill_u8(p.dst, RANGE, GUARD);
 			s = pr_send(&p, 1, 0, eager_lens[k], 10u + (uint32_t)k);
 			eager_done(p.w, s);
-			r = pr_recv(&p, 1, 0, 128);
+			r = pr_recv(&p, 1, 0, RANGE);
 			th_wait_ok(p.w, r);
-			check_landed(p.dst, 0, 128, eager_lens[k], 10u + (uint32_t)k);
+			check_landed(p.dst, 0, RANGE, eager_lens[k], 10u + (uint32_t)k);
 		}
-		/* 41 bytes: rendezvous */
-		th_fill_u8(p.dst, 128, GUARD);
-		s = pr_send(&p, 1, 0, ACCDMA_EAGER_MAX + 1, 20);
+		/* one byte more: rendezvous */
+		th_fill_u8(p.dst, RANGE, GUARD);
+		s = pr_send(&p, 1, 0, ACCDMA_EAGER_MAX_DEFAULT + 1, 20);
 		still_pending(p.w, 0, 0, s);
-		th_check_u8(p.dst, 128, GUARD, "recv range before the 41-byte send's recv");
-		r = pr_recv(&p, 1, 0, 128);
+		th_check_u8(p.dst, RANGE, GUARD, "recv range before the 1025-byte send's recv");
+		r = pr_recv(&p, 1, 0, RANGE);
 		th_wait_ok(p.w, r);
 		th_wait_ok(p.w, s);
-		check_landed(p.dst, 0, 128, ACCDMA_EAGER_MAX + 1, 20);
+		check_landed(p.dst, 0, RANGE, ACCDMA_EAGER_MAX_DEFAULT + 1, 20);
 
 		/* zero length is still a bad descriptor, not an empty eager message;
 		 * send first and recv first; it takes one FIFO position */
@@ -456,8 +470,8 @@ static void test_boundaries(void **state)
 
 /* ---- 5. ring overflow ------------------------------------------------------ */
 
-#define OVF 200
-#define RING 64
+#define OVF 600
+#define RING 256 /* positions of each ring in a world of up to 16 devices */
 
 /* Post recvs k in [from, to) for payloads k (int32 k + 1000 each), recv
  * range 8 bytes, so the 4 bytes past each payload must stay guard. */
@@ -494,7 +508,7 @@ static void run_overflow(const struct cfg *c)
 	int done_early = 0;
 
 	CTX("overflow engines=%d queues=%d", c->engines, c->queues);
-	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX, 512, 1u << 20);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, 1024, 1u << 20);
 	ks = th_alloc(w, 0, (OVF + 1) * 4, (void **)&src);
 	kd = th_alloc(w, 1, (OVF + 1) * 8, (void **)&dst);
 	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
@@ -509,7 +523,7 @@ static void run_overflow(const struct cfg *c)
 					     0, &s[k]),
 				 0);
 	if (c->queues == 1) {
-		/* exactly the first 64 fit in the ring */
+		/* exactly the first 256 fit in the ring */
 		for (int k = 0; k < RING; k++)
 			eager_done(w, s[k]);
 		th_kick(w, 0, 2);
@@ -552,8 +566,8 @@ static void run_overflow(const struct cfg *c)
 		th_pending(w, s[RING]);
 		th_pending(w, s[OVF - 1]);
 	}
-	/* a new small send behind 136 pending rendezvous sends: whether it goes
-	 * eagerly or not, it is the 201st message and lands in the 201st recv */
+	/* a new small send behind 344 pending rendezvous sends: whether it goes
+	 * eagerly or not, it is the 601st message and lands in the 601st recv */
 	assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)OVF * 4, 4, NULL, 0, &s[OVF]), 0);
 	ovf_recv(qr, kd, 10, OVF + 1, r);
 	for (int k = OVF; k >= 10; k--)
@@ -563,7 +577,7 @@ static void run_overflow(const struct cfg *c)
 			th_wait_ok(w, s[k]);
 	ovf_check(dst, 0, OVF + 1);
 
-	/* every slot of the ring was given back: 64 more go eagerly again */
+	/* every slot of the ring was given back: 256 more go eagerly again */
 	for (int k = 0; k < RING; k++) {
 		src[k] = k + 1000;
 		assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
@@ -586,6 +600,125 @@ static void test_ring_overflow(void **state)
 	(void)state;
 	for (int i = 0; i < NCFG; i++)
 		run_overflow(&cfgs[i]);
+}
+
+/* ---- 5b. messages of several slots --------------------------------------- */
+
+/* 1 KiB messages take 18 slots: 14 fill the 256-slot ring, the 15th waits. */
+static void run_multi_slot_fill(const struct cfg *c)
+{
+	enum { BIG = ACCDMA_EAGER_MAX_DEFAULT, FIT = RING / 18, RSLOT = BIG + 64 };
+	accdma_token s[FIT + 1], r[FIT + 1];
+	accdma_world *w;
+	uint8_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_queue *qs, *qr;
+
+	CTX("multi-slot fill engines=%d queues=%d", c->engines, c->queues);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, 1024, 1u << 20);
+	ks = th_alloc(w, 0, (FIT + 1) * BIG, (void **)&src);
+	kd = th_alloc(w, 1, (FIT + 1) * RSLOT, (void **)&dst);
+	th_fill_u8(dst, (FIT + 1) * RSLOT, GUARD);
+	qs = th_qi(w, 0, 0);
+	qr = th_qi(w, 1, c->queues - 1);
+	for (int k = 0; k <= FIT; k++) {
+		th_fill_pattern(src + (size_t)k * BIG, BIG, 500u + (uint32_t)k);
+		assert_int_equal(accdma_send(qs, 1, 21, ks, (uint64_t)k * BIG, BIG, NULL, 0, &s[k]), 0);
+	}
+	for (int k = 0; k < FIT; k++)
+		eager_done(w, s[k]);
+	still_pending(w, 0, 0, s[FIT]); /* 14 x 18 = 252 slots taken: 18 more do not fit */
+	th_check_u8(dst, (FIT + 1) * RSLOT, GUARD, "receiver memory before any recv");
+	for (int k = 0; k <= FIT; k++)
+		assert_int_equal(accdma_recv(qr, 0, 21, kd, (uint64_t)k * RSLOT, RSLOT, NULL, 0, &r[k]),
+				 0);
+	for (int k = FIT; k >= 0; k--)
+		th_wait_ok(w, r[k]);
+	th_wait_ok(w, s[FIT]);
+	for (int k = 0; k <= FIT; k++)
+		check_landed(dst, (uint64_t)k * RSLOT, RSLOT, BIG, 500u + (uint32_t)k);
+	th_close(w);
+	ctx[0] = 0;
+}
+
+/* Sizes of 1 to 4 slots on two tags, batch after batch, until the ring has
+ * wrapped many times with messages across its end; the tag-B recvs of each
+ * batch are posted first, so messages are taken out of order too. */
+static void run_multi_slot_wrap(const struct cfg *c)
+{
+	static const uint64_t lens[] = { 8, 41, 100, 160, 220, 1, 40, 101, 221 };
+	enum { NLEN = sizeof(lens) / sizeof(lens[0]), BATCH = 20, ROUNDS = 50, MSLOT = 256 };
+	accdma_token s[BATCH], r[BATCH];
+	struct pr p;
+	uint32_t n = 0;
+
+	CTX("multi-slot wrap engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	for (int round = 0; round < ROUNDS; round++) {
+		th_fill_u8(p.dst, BATCH * MSLOT, GUARD);
+		for (int j = 0; j < BATCH; j++)
+			s[j] = pr_send(&p, 30 + (uint64_t)(j % 2), (uint64_t)j * MSLOT,
+				       lens[(n + (uint32_t)j) % NLEN], 7000u + n + (uint32_t)j);
+		for (int j = 0; j < BATCH; j++)
+			eager_done(p.w, s[j]); /* ~45 slots a batch: all of it fits */
+		for (int j = 1; j < BATCH; j += 2)
+			r[j] = pr_recv(&p, 31, (uint64_t)j * MSLOT, MSLOT);
+		for (int j = 0; j < BATCH; j += 2)
+			r[j] = pr_recv(&p, 30, (uint64_t)j * MSLOT, MSLOT);
+		for (int j = 0; j < BATCH; j++)
+			th_wait_ok(p.w, r[j]);
+		for (int j = 0; j < BATCH; j++)
+			check_landed(p.dst, (uint64_t)j * MSLOT, MSLOT, lens[(n + (uint32_t)j) % NLEN],
+				     7000u + n + (uint32_t)j);
+		n += BATCH;
+	}
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+/* Above 16 devices the rings have 64 slots, and a message may take 8. */
+static void test_multi_slot_small_rings(void)
+{
+	enum { N = 17, MAX = 40 + 7 * 60 };
+	struct accdma_device_info info;
+	accdma_world *w;
+	uint8_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_token s1, s2, r1, r2;
+
+	CTX("multi-slot, 17 devices");
+	w = open_w(N, 0, 1, ACCDMA_EAGER_MAX_DEFAULT, 16, 64u << 10);
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	assert_int_equal(info.eager_max, MAX);
+	assert_int_equal(info.eager_slots, 64);
+	ks = th_alloc(w, 0, 2048, (void **)&src);
+	kd = th_alloc(w, 1, 2048, (void **)&dst);
+	th_fill_u8(dst, 2048, GUARD);
+	th_fill_pattern(src, MAX, 41);
+	th_fill_pattern(src + 1024, MAX + 1, 42);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ks, 0, MAX, NULL, 0, &s1), 0);
+	eager_done(w, s1);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ks, 1024, MAX + 1, NULL, 0, &s2), 0);
+	still_pending(w, 0, 0, s2);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kd, 0, 1024, NULL, 0, &r1), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kd, 1024, 1024, NULL, 0, &r2), 0);
+	th_wait_ok(w, r1);
+	th_wait_ok(w, r2);
+	th_wait_ok(w, s2);
+	check_landed(dst, 0, 1024, MAX, 41);
+	check_landed(dst, 1024, 1024, MAX + 1, 42);
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_multi_slot(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_multi_slot_fill(&cfgs[i]);
+		run_multi_slot_wrap(&cfgs[i]);
+	}
+	test_multi_slot_small_rings();
 }
 
 /* ---- ordering: tags share a pair's ring; issue order is not post order ---- */
@@ -614,7 +747,7 @@ static void run_tags_share_ring(const struct cfg *c)
 	int32_t *src32, *dst32;
 
 	CTX("tags share the ring engines=%d queues=%d", c->engines, c->queues);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	src32 = (int32_t *)(void *)p.src;
 	dst32 = (int32_t *)(void *)p.dst;
 
@@ -677,7 +810,7 @@ static void run_tags_share_ring(const struct cfg *c)
 	for (int k = 1; k < RING; k += 2)
 		th_wait_ok(p.w, r[k]);
 	/* c0: the oldest message (A0) is still unasked-for. Whether c0 fits
-	 * is the ring's business (fw_stub/eager.c counts 64 positions past the
+	 * is the ring's business (fw_stub/eager.c counts 256 positions past the
 	 * oldest message not yet asked for, so holes do not count as room);
 	 * only where it lands is checked */
 	src32[RING + 1] = 6000;
@@ -750,7 +883,7 @@ static void run_dep_order(const struct cfg *c)
 	accdma_token gate, open, s1, s2, r1, r2;
 
 	CTX("dependency order engines=%d queues=%d", c->engines, c->queues);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	g0k = th_alloc(p.w, 0, 64, NULL);
 	g1k = th_alloc(p.w, 1, 64, NULL);
 
@@ -808,7 +941,7 @@ static void test_self_and_two_sources(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 3; i++) {
-		accdma_world *w = open_w(3, cfgs[i].engines, 1, ACCDMA_EAGER_MAX, 0, 1u << 20);
+		accdma_world *w = open_w(3, cfgs[i].engines, 1, ACCDMA_EAGER_MAX_DEFAULT, 0, 1u << 20);
 		uint8_t *b0, *b1, *b2;
 		accdma_key k0 = th_alloc(w, 0, 64, (void **)&b0);
 		accdma_key k1 = th_alloc(w, 1, 256, (void **)&b1);
@@ -864,7 +997,7 @@ static void run_mixed(const struct cfg *c, enum mix_mode mode)
 	int nq = c->queues;
 
 	CTX("mixed %s engines=%d queues=%d", names[mode], c->engines, c->queues);
-	w = open_w(2, c->engines, nq, ACCDMA_EAGER_MAX, 0, 1u << 20);
+	w = open_w(2, c->engines, nq, ACCDMA_EAGER_MAX_DEFAULT, 0, 1u << 20);
 	ks = th_alloc(w, 0, MIXK * (uint64_t)BIGLEN, (void **)&src);
 	kd = th_alloc(w, 1, MIXK * (uint64_t)MIXSLOT, (void **)&dst);
 	th_fill_u8(dst, MIXK * (size_t)MIXSLOT, GUARD);
@@ -954,7 +1087,7 @@ static void run_truncation(const struct cfg *c, int recv_first)
 	accdma_token s, r;
 
 	CTX("truncation %s engines=%d", recv_first ? "recv first" : "send first", c->engines);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	if (recv_first) {
 		r = pr_recv(&p, 5, 16, 16);
 		still_pending(p.w, 1, p.qri, r);
@@ -1005,7 +1138,7 @@ static void run_cancel(const struct cfg *c)
 	accdma_token r1, r2, r3, s1, s2, s3;
 
 	CTX("cancel engines=%d queues=%d", c->engines, c->queues);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	r1 = pr_recv(&p, 8, 0, 64);
 	still_pending(p.w, 1, p.qri, r1);
 	assert_int_equal(accdma_cancel(p.w, r1), 0);
@@ -1039,7 +1172,7 @@ static void run_bad_recv(const struct cfg *c)
 	accdma_token r1, r2, s1, s2;
 
 	CTX("bad recv engines=%d", c->engines);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	s1 = pr_send(&p, 12, 0, 8, 71);
 	s2 = pr_send(&p, 12, 64, 8, 72);
 	eager_done(p.w, s1);
@@ -1071,7 +1204,7 @@ static void run_failed_send(const struct cfg *c)
 	accdma_token s, r;
 
 	CTX("failed send engines=%d queues=%d", c->engines, c->queues);
-	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
 	/* bad key, send first */
 	assert_int_equal(accdma_send(p.qs, 1, 13, p.ks + 100, 0, 8, NULL, 0, &s), 0);
 	th_wait_st(p.w, s, ACCDMA_ST_BAD_KEY);
@@ -1286,6 +1419,26 @@ static void test_many_devices(void **state)
 
 #define PING_ROUNDS 1000
 #define BURST 100
+#define BURST_LEN 100  /* 3 ring slots: 100 of them overflow the 256-slot ring */
+#define BURST_SLOT 128 /* recv range of each: the 28 bytes past the message stay guard */
+
+/* Bytes [8, len) of a message: (k + 8 * rank + i) for the i-th byte. */
+static void msg_fill(uint8_t *p, uint64_t len, int k, int rank)
+{
+	for (uint64_t i = 8; i < len; i++)
+		p[i] = (uint8_t)((uint64_t)k + 8u * (uint64_t)rank + i);
+}
+
+static int msg_ok(const uint8_t *p, uint64_t len, uint64_t range, int k, int rank)
+{
+	for (uint64_t i = 8; i < len; i++)
+		if (p[i] != (uint8_t)((uint64_t)k + 8u * (uint64_t)rank + i))
+			return 0;
+	for (uint64_t i = len; i < range; i++)
+		if (p[i] != GUARD)
+			return 0;
+	return 1;
+}
 
 static int shm_child(int rank, int n, int port)
 {
@@ -1300,12 +1453,12 @@ static int shm_child(int rank, int n, int port)
 
 	sc_rank = rank;
 	sc_opts(&o, rank, n, port, 20000);
-	o.eager_max = ACCDMA_EAGER_MAX;
+	o.eager_max = ACCDMA_EAGER_MAX_DEFAULT;
 	rc = accdma_world_open(&o, &w);
 	SC_CHECK(rc == 0 && w, "accdma_world_open = %d", rc);
 	SC_CHECK(accdma_queue_get(w, rank, 0, &q) == 0, "queue_get");
-	SC_CHECK(accdma_mem_alloc(w, rank, BURST * 8, &ks) == 0, "alloc");
-	SC_CHECK(accdma_mem_alloc(w, rank, BURST * 16, &kd) == 0, "alloc");
+	SC_CHECK(accdma_mem_alloc(w, rank, BURST * BURST_SLOT, &ks) == 0, "alloc");
+	SC_CHECK(accdma_mem_alloc(w, rank, BURST * BURST_SLOT, &kd) == 0, "alloc");
 	sb = accdma_mem_ptr(w, rank, ks, NULL);
 	rb = accdma_mem_ptr(w, rank, kd, NULL);
 	SC_CHECK(sb && rb, "mem_ptr");
@@ -1338,43 +1491,54 @@ static int shm_child(int rank, int n, int port)
 			 (unsigned)rb[2], (unsigned)rb[3]);
 	}
 
-	/* ping both ways: rank 0 sends first, rank 1 receives first */
+	/* ping both ways: rank 0 sends first, rank 1 receives first; 8, 100 and
+	 * 1024 bytes (1, 3 and 18 slots), so the ring wraps under every size */
 	for (int round = 0; round < PING_ROUNDS; round++) {
+		static const uint64_t lens[] = { 8, 100, 1024 };
+		uint64_t len = lens[round % 3];
+
 		sb[0] = round;
 		sb[1] = rank;
-		memset(rb, GUARD, 16);
+		msg_fill((uint8_t *)sb, len, round, rank);
+		memset(rb, GUARD, 2048);
 		for (int h = 0; h < 2; h++) {
 			if ((h == 0) == (rank == 0))
-				rc = accdma_send(q, peer, 1, ks, 0, 8, NULL, 0, &t[0]);
+				rc = accdma_send(q, peer, 1, ks, 0, len, NULL, 0, &t[0]);
 			else
-				rc = accdma_recv(q, peer, 1, kd, 0, 16, NULL, 0, &t[1]);
+				rc = accdma_recv(q, peer, 1, kd, 0, 2048, NULL, 0, &t[1]);
 			SC_CHECK(rc == 0, "round %d: post = %d", round, rc);
 		}
 		sc_wait_ok(w, t[1]);
 		sc_wait_ok(w, t[0]);
-		SC_CHECK(rb[0] == round && rb[1] == peer && rb[2] == GUARD_I32 && rb[3] == GUARD_I32,
-			 "round %d: got {%d, %d, %#x, %#x}", round, rb[0], rb[1], (unsigned)rb[2],
-			 (unsigned)rb[3]);
+		SC_CHECK(rb[0] == round && rb[1] == peer && msg_ok((uint8_t *)rb, len, 2048, round, peer),
+			 "round %d (%llu bytes): got {%d, %d, ...} or wrong bytes after them", round,
+			 (unsigned long long)len, rb[0], rb[1]);
 	}
 
-	/* a burst past the ring: 100 small sends each way, then 100 recvs */
-	memset(rb, GUARD, BURST * 16);
+	/* a burst past the ring: 100 sends of 3 slots each way, then 100 recvs */
+	memset(rb, GUARD, BURST * BURST_SLOT);
 	for (int k = 0; k < BURST; k++) {
-		sb[2 * k] = 7000 + k;
-		sb[2 * k + 1] = rank;
-		SC_CHECK(accdma_send(q, peer, 2, ks, (uint64_t)k * 8, 8, NULL, 0, &t[k]) == 0, "send");
+		int32_t *m = (int32_t *)(void *)((uint8_t *)sb + (size_t)k * BURST_SLOT);
+
+		m[0] = 7000 + k;
+		m[1] = rank;
+		msg_fill((uint8_t *)m, BURST_LEN, k, rank);
+		SC_CHECK(accdma_send(q, peer, 2, ks, (uint64_t)k * BURST_SLOT, BURST_LEN, NULL, 0,
+				     &t[k]) == 0,
+			 "send");
 	}
 	for (int k = 0; k < BURST; k++)
-		SC_CHECK(accdma_recv(q, peer, 2, kd, (uint64_t)k * 16, 16, NULL, 0, &t[BURST + k]) == 0,
+		SC_CHECK(accdma_recv(q, peer, 2, kd, (uint64_t)k * BURST_SLOT, BURST_SLOT, NULL, 0,
+				     &t[BURST + k]) == 0,
 			 "recv");
 	for (int k = 2 * BURST - 1; k >= 0; k--)
 		sc_wait_ok(w, t[k]);
 	for (int k = 0; k < BURST; k++) {
-		const int32_t *g = rb + 4 * k;
+		const int32_t *g = (const int32_t *)(const void *)((uint8_t *)rb + (size_t)k * BURST_SLOT);
 
-		SC_CHECK(g[0] == 7000 + k && g[1] == peer && g[2] == GUARD_I32 && g[3] == GUARD_I32,
-			 "burst recv %d: got {%d, %d, %#x, %#x}", k, g[0], g[1], (unsigned)g[2],
-			 (unsigned)g[3]);
+		SC_CHECK(g[0] == 7000 + k && g[1] == peer &&
+				 msg_ok((const uint8_t *)g, BURST_LEN, BURST_SLOT, k, peer),
+			 "burst recv %d: got {%d, %d, ...} or wrong bytes after them", k, g[0], g[1]);
 	}
 	SC_CHECK(accdma_world_close(w) == 0, "close");
 	return 0;
@@ -1407,19 +1571,19 @@ static void test_env_and_opts(void **state)
 	accdma_world *w = NULL;
 	const char *old = getenv("ACCDMA_EAGER_MAX");
 	char *saved = old ? strdup(old) : NULL;
-	static const char *const bad[] = { "41", "-1", "1000", "abc", "4x" };
+	static const char *const bad[] = { "1025", "-1", "100000", "abc", "4x" };
 	struct pr p;
 	accdma_token s, r;
 
 	CTX("env and options");
 	unsetenv("ACCDMA_EAGER_MAX");
 	assert_int_equal(accdma_world_opts_init(&o), 0);
-	assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX);
+	assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX_DEFAULT);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv("ACCDMA_EAGER_MAX", bad[i], 1);
 		assert_int_equal(accdma_world_opts_init(&o), -EINVAL);
 		/* the field keeps its default (as every malformed variable does) */
-		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX);
+		assert_int_equal(o.eager_max, ACCDMA_EAGER_MAX_DEFAULT);
 	}
 	setenv("ACCDMA_EAGER_MAX", "40", 1);
 	assert_int_equal(accdma_world_opts_init(&o), 0);
@@ -1495,6 +1659,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_eager_max_16, teardown_ctx),
 		cmocka_unit_test_teardown(test_boundaries, teardown_ctx),
 		cmocka_unit_test_teardown(test_ring_overflow, teardown_ctx),
+		cmocka_unit_test_teardown(test_multi_slot, teardown_ctx),
 		cmocka_unit_test_teardown(test_tags_share_ring, teardown_ctx),
 		cmocka_unit_test_teardown(test_dep_order, teardown_ctx),
 		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),

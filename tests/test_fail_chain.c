@@ -13,7 +13,7 @@
 
 #include <errno.h>
 
-#define LEN 128
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 enum bad_kind { BAD_KEY, BAD_BOUNDS, BAD_ZERO, BAD_EXEC, BAD_TRUNC };
 

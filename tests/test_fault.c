@@ -13,7 +13,7 @@
 #include "helpers/th.h"
 #include "fw_stub/fw.h"
 
-#define LEN 256
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 struct pair {
 	accdma_world *w;

@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#define LEN 128
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 struct probe {
 	const uint8_t *a, *b;

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#define COUNT 256 /* floats per buffer */
+#define COUNT 512 /* floats per buffer: 2 KiB, above eager_max, so neither side completes alone */
 
 enum post_order {
 	SENDERS_FIRST,

@@ -112,8 +112,9 @@ static int victim(int rank, int n, int port)
 	SC_CHECK(st == (rank == 0 ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED), "chained op: %s",
 		 accdma_status_str(st));
 	/* later ops with the lost rank: every kind (the send may be posted before
-	 * the kill: it waits in the victim's table until then) */
-	SC_CHECK(accdma_send(q, 2, 6, k, 0, 64, NULL, 0, &t[0]) == 0, "send");
+	 * the kill is seen: above eager_max, it waits in the victim's table until
+	 * then; an eager one would complete at once, as its buffer is free) */
+	SC_CHECK(accdma_send(q, 2, 6, k, 0, 4096, NULL, 0, &t[0]) == 0, "send");
 	st = sc_wait(w, t[0]);
 	SC_CHECK(st == ACCDMA_ST_PEER_LOST, "later send: %s", accdma_status_str(st));
 	SC_CHECK(accdma_recv(q, 2, 6, kr, 0, 64, NULL, 0, &t[1]) == 0, "recv");

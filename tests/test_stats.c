@@ -12,7 +12,7 @@
 
 #include <errno.h>
 
-#define LEN 64
+#define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
 static struct accdma_queue_stats stats(accdma_queue *q)
 {

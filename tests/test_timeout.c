@@ -14,6 +14,7 @@
 
 #define SHORT_MS 200
 #define TAG 0x1234 /* 4660 */
+#define RDV_LEN 2048 /* above eager_max: a send that waits for its recv */
 
 static accdma_world *open_quiet(int n)
 {
@@ -127,14 +128,14 @@ static void test_send_and_deps_info(void **state)
 {
 	(void)state;
 	accdma_world *w = open_quiet(2);
-	accdma_key k0 = th_alloc(w, 0, 256, NULL);
-	accdma_key k1 = th_alloc(w, 1, 256, NULL);
+	accdma_key k0 = th_alloc(w, 0, RDV_LEN, NULL);
+	accdma_key k1 = th_alloc(w, 1, RDV_LEN, NULL);
 	accdma_token s, e, r;
 	struct accdma_op_info info;
 	static atomic_int ran;
 
 	atomic_init(&ran, 0);
-	assert_int_equal(accdma_send(th_q(w, 0), 1, 77, k0, 0, 64, NULL, 0, &s), 0);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 77, k0, 0, RDV_LEN, NULL, 0, &s), 0);
 	assert_int_equal(accdma_exec(th_q(w, 0), th_flag_fn, &ran, &s, 1, &e), 0);
 	assert_int_equal(accdma_wait(w, e, SHORT_MS, NULL), -ETIMEDOUT);
 	assert_int_equal(atomic_load(&ran), 0);
@@ -144,7 +145,7 @@ static void test_send_and_deps_info(void **state)
 	assert_int_equal(info.device, 0);
 	assert_int_equal(info.peer, 1);
 	assert_true(info.tag == 77);
-	assert_true(info.bytes == 64);
+	assert_true(info.bytes == RDV_LEN);
 	assert_int_equal(info.stage, ACCDMA_STAGE_PEER);
 	assert_int_equal(info.peer_posted, 0);
 
@@ -156,7 +157,7 @@ static void test_send_and_deps_info(void **state)
 	assert_true(info.deps[0] == s);
 
 	/* now the recv: everything completes; op_info of a done op */
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, 77, k1, 0, 64, NULL, 0, &r), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 77, k1, 0, RDV_LEN, NULL, 0, &r), 0);
 	th_wait_ok(w, e);
 	assert_int_equal(atomic_load(&ran), 1);
 	while (accdma_op_info(w, r, &info) == 0 && info.stage != ACCDMA_STAGE_DONE)

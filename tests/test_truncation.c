@@ -9,13 +9,18 @@
  *    recv range is untouched;
  *  - after a truncated pair the next pair on the same tag matches normally;
  *  - ops depending on a truncated recv or send are NOT_ATTEMPTED.
+ *
+ * Every send here is longer than the default eager_max (1 KiB), so both sides
+ * meet at the rendezvous; a truncated eager send is in test_eager.
  */
 #include "helpers/th.h"
 
 #include <errno.h>
 #include <unistd.h>
 
-#define RLEN 256
+#define RLEN 2048 /* > ACCDMA_EAGER_MAX_DEFAULT */
+#define SRC_SIZE (4 * RLEN)
+#define SMALL 1536 /* the FIFO test's recv length: still above eager_max */
 #define ROFF 128
 #define GUARD 0xC7
 
@@ -29,10 +34,10 @@ struct pair {
 static void setup_pair(struct pair *p)
 {
 	p->w = th_open(2);
-	p->dst_size = ROFF + RLEN + 512;
-	p->ks = th_alloc(p->w, 0, 4096, (void **)&p->src);
+	p->dst_size = ROFF + 2 * RLEN + 512;
+	p->ks = th_alloc(p->w, 0, SRC_SIZE, (void **)&p->src);
 	p->kd = th_alloc(p->w, 1, p->dst_size, (void **)&p->dst);
-	th_fill_pattern(p->src, 4096, 7);
+	th_fill_pattern(p->src, SRC_SIZE, 7);
 	th_fill_u8(p->dst, p->dst_size, GUARD);
 }
 
@@ -52,7 +57,7 @@ static void run_truncated(uint64_t send_len, int recv_first)
 	th_wait_st(p.w, r, ACCDMA_ST_TRUNCATED);
 	th_wait_st(p.w, s, ACCDMA_ST_TRUNCATED);
 	th_check_u8(p.dst, p.dst_size, GUARD, "recv region after a truncated transfer");
-	th_check_pattern(p.src, 4096, 7, "source unchanged");
+	th_check_pattern(p.src, SRC_SIZE, 7, "source unchanged");
 	th_close(p.w);
 }
 
@@ -67,7 +72,7 @@ static void test_much_longer(void **state)
 {
 	(void)state;
 	run_truncated(4 * RLEN, 1);
-	run_truncated(4096, 0);
+	run_truncated(4 * RLEN, 0);
 }
 
 static void test_shorter_send(void **state)
@@ -149,13 +154,13 @@ static void test_fifo_after_truncation(void **state)
 	atomic_init(&ran_s, 0);
 	atomic_init(&ran_other, 0);
 	setup_pair(&p);
-	assert_int_equal(accdma_recv(th_q(p.w, 1), 0, 1, p.kd, ROFF, 64, NULL, 0, &r1), 0);
+	assert_int_equal(accdma_recv(th_q(p.w, 1), 0, 1, p.kd, ROFF, SMALL, NULL, 0, &r1), 0);
 	assert_int_equal(accdma_exec(th_q(p.w, 1), th_flag_fn, &ran_r, &r1, 1, &dep_r), 0);
-	assert_int_equal(accdma_recv(th_q(p.w, 1), 0, 1, p.kd, ROFF + 64, 64, NULL, 0, &r2), 0);
+	assert_int_equal(accdma_recv(th_q(p.w, 1), 0, 1, p.kd, ROFF + SMALL, SMALL, NULL, 0, &r2), 0);
 	assert_int_equal(accdma_exec(th_q(p.w, 1), th_flag_fn, &ran_other, NULL, 0, &other), 0);
-	assert_int_equal(accdma_send(th_q(p.w, 0), 1, 1, p.ks, 0, 65, NULL, 0, &s1), 0);
+	assert_int_equal(accdma_send(th_q(p.w, 0), 1, 1, p.ks, 0, SMALL + 1, NULL, 0, &s1), 0);
 	assert_int_equal(accdma_exec(th_q(p.w, 0), th_flag_fn, &ran_s, &s1, 1, &dep_s), 0);
-	assert_int_equal(accdma_send(th_q(p.w, 0), 1, 1, p.ks, 1000, 64, NULL, 0, &s2), 0);
+	assert_int_equal(accdma_send(th_q(p.w, 0), 1, 1, p.ks, 1000, SMALL, NULL, 0, &s2), 0);
 	th_wait_st(p.w, r1, ACCDMA_ST_TRUNCATED);
 	th_wait_st(p.w, s1, ACCDMA_ST_TRUNCATED);
 	th_wait_st(p.w, dep_r, ACCDMA_ST_NOT_ATTEMPTED);
@@ -166,17 +171,16 @@ static void test_fifo_after_truncation(void **state)
 	assert_int_equal(atomic_load(&ran_r), 0);
 	assert_int_equal(atomic_load(&ran_s), 0);
 	assert_int_equal(atomic_load(&ran_other), 1);
-	th_check_u8(p.dst, ROFF + 64, GUARD, "truncated recv range untouched");
-	/* second recv got bytes 1000..1063 of the source pattern */
+	th_check_u8(p.dst, ROFF + SMALL, GUARD, "truncated recv range untouched");
+	/* second recv got bytes 1000..1000 + SMALL of the source pattern */
 	{
-		uint8_t want[64];
-		uint8_t full[1064];
+		static uint8_t full[1000 + SMALL];
 
 		th_fill_pattern(full, sizeof(full), 7);
-		memcpy(want, full + 1000, 64);
-		assert_memory_equal(p.dst + ROFF + 64, want, 64);
+		assert_memory_equal(p.dst + ROFF + SMALL, full + 1000, SMALL);
 	}
-	th_check_u8(p.dst + ROFF + 128, p.dst_size - ROFF - 128, GUARD, "after the second recv");
+	th_check_u8(p.dst + ROFF + 2 * SMALL, p.dst_size - ROFF - 2 * SMALL, GUARD,
+		    "after the second recv");
 	th_close(p.w);
 }
 
