@@ -353,6 +353,8 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 			&q_dev(w->sh, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
 			memory_order_acquire);
 	}
+	if (changed)
+		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
 	if (changed && why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
 		fprintf(stderr,
 			"accdma: shm: rank %d (pid %d) died; ops with it complete PEER_LOST\n",
@@ -381,6 +383,7 @@ void drv_shm_close(struct accdma_world *w)
 			atomic_compare_exchange_strong(&q_dev(w->sh, (uint32_t)d)->lost, &alive,
 						       Q_DEV_LOST_CLOSED);
 		}
+		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
 		for (int d = 0; d < w->opts.num_devices; d++)
 			if (d < w->first_local || d >= w->first_local + w->nlocal)
 				kick_device(w, (uint32_t)d);

@@ -42,13 +42,53 @@ static int is_held(const struct fw_eager_rx *rx, uint32_t idx)
 	return (rx->held[idx / 64] >> (idx % 64)) & 1;
 }
 
-static void set_held(struct fw_eager_rx *rx, uint32_t idx, int on)
+/* Home bucket of (@tag, @seq) in the held index. */
+static uint32_t index_home(uint64_t tag, uint64_t seq)
 {
-	if (on)
-		rx->held[idx / 64] |= 1ull << (idx % 64);
-	else
-		rx->held[idx / 64] &= ~(1ull << (idx % 64));
-	rx->nheld += on ? 1 : -1u;
+	uint64_t h = tag * 0x9e3779b97f4a7c15ull ^ seq * 0xc2b2ae3d27d4eb4full;
+
+	return (uint32_t)(h >> 40) & (FW_EAGER_INDEX - 1);
+}
+
+/* Hold the message whose head is at slot @idx: no recv asked for it yet.
+ * It goes into the held index by (tag, seq), so a recv finds it (or learns
+ * it is not in the ring) in a probe or two, however full the ring is. */
+static void hold(struct fw_eager_rx *rx, uint32_t idx)
+{
+	const struct q_eager_slot *s = &rx->ring->slots[idx];
+	uint32_t b = index_home(s->tag, s->seq);
+
+	while (rx->index[b] >= 0)
+		b = (b + 1) & (FW_EAGER_INDEX - 1);
+	rx->index[b] = (int16_t)idx;
+	rx->bucket[idx] = (uint16_t)b;
+	rx->held[idx / 64] |= 1ull << (idx % 64);
+	rx->nheld++;
+}
+
+/* Take the message at slot @idx out of the held set and the index (linear
+ * probing: the entries after it that could live in its bucket move back). */
+static void unhold(struct fw_eager_rx *rx, uint32_t idx)
+{
+	uint32_t hole = rx->bucket[idx], b = hole;
+
+	rx->held[idx / 64] &= ~(1ull << (idx % 64));
+	rx->nheld--;
+	for (;;) {
+		uint32_t home;
+
+		b = (b + 1) & (FW_EAGER_INDEX - 1);
+		if (rx->index[b] < 0)
+			break;
+		home = index_home(rx->ring->slots[rx->index[b]].tag, rx->ring->slots[rx->index[b]].seq);
+		/* the entry at b may fill the hole if its home is not in (hole, b] */
+		if (((b - home) & (FW_EAGER_INDEX - 1)) >= ((b - hole) & (FW_EAGER_INDEX - 1))) {
+			rx->index[hole] = rx->index[b];
+			rx->bucket[rx->index[b]] = (uint16_t)hole;
+			hole = b;
+		}
+	}
+	rx->index[hole] = -1;
 }
 
 /* Payload bytes of a continuation slot (after its zero stamp). */
@@ -124,13 +164,12 @@ static enum accdma_status deliver(struct fw_device *fd, struct q_eager_ring *rin
 	return ACCDMA_OK;
 }
 
-/* A message's payload has been copied out (or dropped): move the consumed
- * mark over every message no longer held, and publish it for the sender. */
-static void release(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx)
+/* Move the consumed mark over every message no longer held, and publish it
+ * for the sender. */
+static void advance_done(struct fw_device *fd, struct fw_eager_rx *rx)
 {
 	uint32_t done = rx->done;
 
-	set_held(rx, idx, 0);
 	while (done != rx->cursor && !is_held(rx, slot_of(fd, done)))
 		done += rx->span[slot_of(fd, done)];
 	if (done != rx->done) {
@@ -139,9 +178,17 @@ static void release(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx)
 	}
 }
 
+/* A held message's payload has been copied out (or dropped): its slots are room again. */
+static void release(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx)
+{
+	unhold(rx, idx);
+	advance_done(fd, rx);
+}
+
 /* A message just landed: if its recv waits in our rendezvous table, complete
- * the recv; if the recv was withdrawn (cancel, reset), drop the message. */
-static void to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
+ * the recv; if the recv was withdrawn (cancel, reset), drop the message.
+ * Return: 1 if it was consumed (delivered or dropped), 0 if nobody asked for it yet. */
+static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 	struct q_eager_slot *s = &rx->ring->slots[idx];
@@ -153,17 +200,17 @@ static void to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 
 	/* No recv of ours from @src waits in the table: no lock, no lookup. */
 	if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
-		return;
+		return 0;
 	r = fw_match_claim_recv(fd, (int32_t)src, s->tag, s->seq, &mate);
 	if (r == 0)
-		return; /* not asked for yet: held */
+		return 0; /* not asked for yet: held */
 	if (r > 0) {
 		st = dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst);
 		if (st == ACCDMA_OK)
 			st = deliver(fd, rx->ring, idx, dst, mate.length, &bytes);
 		fw_complete_waiting(fd->w, fd->id, mate.queue, mate.slot, st, bytes);
 	}
-	release(fd, rx, idx);
+	return 1;
 }
 
 /* Take in what @src put in its ring since we last looked. Under eager_rx.
@@ -182,27 +229,27 @@ static void scan(struct fw_device *fd, uint32_t src)
 		len = rx->ring->slots[idx].len;
 		rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
 		rx->cursor += rx->span[idx];
-		set_held(rx, idx, 1);
-		to_waiting_recv(fd, src, idx);
+		if (to_waiting_recv(fd, src, idx))
+			advance_done(fd, rx);
+		else
+			hold(rx, idx);
 	}
 }
 
 /* The held message carrying (@tag, @seq) from @src: its head's slot, or -1.
- * Under eager_rx. Oldest first: with one tag in FIFO order the first message
- * looked at is the one, where a scan in slot order could read every held
- * line of a full ring. */
+ * Under eager_rx. (tag, seq) names one message, so the index's answer is it. */
 static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
+	uint32_t b;
 
 	if (!rx->nheld)
 		return -1;
-	for (uint32_t pos = rx->done; pos != rx->cursor; pos += rx->span[slot_of(fd, pos)]) {
-		uint32_t idx = slot_of(fd, pos);
+	for (b = index_home(tag, seq); rx->index[b] >= 0; b = (b + 1) & (FW_EAGER_INDEX - 1)) {
+		const struct q_eager_slot *s = &rx->ring->slots[rx->index[b]];
 
-		if (is_held(rx, idx) && rx->ring->slots[idx].tag == tag &&
-		    rx->ring->slots[idx].seq == seq)
-			return (int)idx;
+		if (s->tag == tag && s->seq == seq)
+			return rx->index[b];
 	}
 	return -1;
 }
@@ -376,6 +423,7 @@ int fw_eager_init(struct fw_device *fd)
 	for (uint32_t p = 0; p < n; p++) {
 		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
 		fd->eager_rx[p].ring = q_eager_ring(fd->w, fd->id, p);
+		memset(fd->eager_rx[p].index, 0xff, sizeof(fd->eager_rx[p].index)); /* all -1: empty */
 	}
 	return 0;
 }

@@ -58,10 +58,13 @@ static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t sl
 }
 
 /* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
- * by that process or a survivor's monitor, which then kicks the engines. */
+ * by that process or a survivor's monitor, which then kicks the engines.
+ * Called for every waiting op in every pass: the world's lost_any is read
+ * first, so with nobody lost no peer's line is touched. */
 static int peer_lost(const struct fw_device *fd, int32_t peer)
 {
-	return peer >= 0 && (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
+	return atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) && peer >= 0 &&
+	       (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
 	       atomic_load_explicit(&q_dev(fd->w, (uint32_t)peer)->lost, memory_order_acquire);
 }
 

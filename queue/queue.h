@@ -264,6 +264,9 @@ struct q_world_sh {
 	uint64_t dev_stride; /* bytes from one device's block to the next */
 	uint64_t size;
 	_Atomic uint32_t stop;
+	/* Set (after the device's q_dev_sh.lost) once any device is lost: the
+	 * engines' per-op check reads this read-mostly word first. */
+	_Atomic uint32_t lost_any;
 	/* A host thread waiting for tokens of several devices sleeps here: any
 	 * completion bumps it while someone waits (its own line: rarely written). */
 	_Atomic uint32_t any_seq __attribute__((aligned(Q_CACHELINE)));
