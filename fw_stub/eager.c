@@ -340,8 +340,10 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 	} else {
 		r = fw_match_arrive(fd, q, op);
-		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER)
+		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER) {
 			atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+		}
 	}
 	if (ring)
 		eager_unlock(fd, &fd->eager_rx_lock);
@@ -349,22 +351,29 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 }
 
 /**
- * fw_eager_poll() - match what landed from @src to recvs waiting for it.
- * @fd: the device. @src: the sender a waiting recv of ours names.
+ * fw_eager_poll() - match what landed to this device's recvs that wait for it.
+ * @fd: the device. Once per pass, not once per waiting recv: only senders
+ * that a waiting recv of ours names are looked at.
  * Return: 1 if a message landed since the last look.
  */
-int fw_eager_poll(struct fw_device *fd, int32_t src)
+int fw_eager_poll(struct fw_device *fd)
 {
-	uint32_t before;
+	uint32_t landed = 0;
 
-	if (!fd->eager_rx || src < 0 || (uint32_t)src >= fd->w->num_devices)
+	if (!fd->eager_rx || !atomic_load_explicit(&fd->eager_waiting, memory_order_relaxed))
 		return 0;
 	eager_lock(fd, &fd->eager_rx_lock);
-	before = fd->eager_rx[src].cursor;
-	scan(fd, (uint32_t)src);
-	before = fd->eager_rx[src].cursor - before;
+	for (uint32_t src = 0; src < fd->w->num_devices; src++) {
+		struct fw_eager_rx *rx = &fd->eager_rx[src];
+		uint32_t before = rx->cursor;
+
+		if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
+			continue;
+		scan(fd, src);
+		landed |= rx->cursor - before;
+	}
 	eager_unlock(fd, &fd->eager_rx_lock);
-	return before != 0;
+	return landed != 0;
 }
 
 /**
@@ -377,8 +386,10 @@ int fw_eager_poll(struct fw_device *fd, int32_t src)
  */
 void fw_eager_unwait(struct fw_device *fd, int32_t src)
 {
-	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices)
+	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices) {
 		atomic_fetch_sub_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+	}
 }
 
 /**

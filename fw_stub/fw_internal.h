@@ -125,6 +125,7 @@ struct fw_device {
 	struct fw_eager_tx *eager_tx;  /* by receiver (NULL: the world has no eager rings) */
 	struct fw_eager_rx *eager_rx;  /* by sender */
 	_Atomic int eager_tx_lock, eager_rx_lock;
+	_Atomic uint32_t eager_waiting; /* sum of eager_rx[].waiting */
 };
 
 /* ops.c */
@@ -145,7 +146,7 @@ int fw_eager_init(struct fw_device *fd);
 void fw_eager_fini(struct fw_device *fd);
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost);
-int fw_eager_poll(struct fw_device *fd, int32_t src);
+int fw_eager_poll(struct fw_device *fd);
 void fw_eager_unwait(struct fw_device *fd, int32_t src);
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 

@@ -318,9 +318,8 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 	int ds;
 
 	if (op->state == FW_OP_PEER) {
-		/* Its eager message may have landed: whoever scans completes it. */
-		if (op->d.kind == ACCDMA_OP_RECV && fw_eager_poll(fd, op->d.peer))
-			*progress = 1;
+		/* Its eager message, if it landed, was matched to it by the pass's
+		 * fw_eager_poll() (or another engine's scan). */
 		if (!waiting_op_pending(q, op)) {
 			partner_completed(fd, op);
 			return 1;
@@ -391,6 +390,11 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
 	 * that a new op starts in the pass that read it, not one pass later. */
 	for (int round = 0; round < 2; round++) {
 		uint32_t out = 0;
+
+		/* Messages that landed for recvs waiting at the rendezvous: one
+		 * look per pass at the senders they name, before walking the list. */
+		if (!round && q->npend && fw_eager_poll(fd))
+			progress = 1;
 
 		for (uint32_t i = 0; i < q->npend; i++) {
 			struct fw_op *op = &q->ops[q->pend[i]];
