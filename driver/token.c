@@ -384,7 +384,7 @@ int accdma_queue_stats(accdma_queue *q, struct accdma_queue_stats *stats)
 	if (!stats)
 		return -EINVAL;
 	stats->submitted = atomic_load(&q->sh->submitted);
-	stats->completed = atomic_load(&q->sh->completed);
+	stats->completed = q_queue_completed(q->sh);
 	stats->errors = atomic_load(&q->sh->errors);
 	return 0;
 }

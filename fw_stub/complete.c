@@ -4,15 +4,15 @@
  */
 #include "fw_stub/fw_internal.h"
 
-/**
- * fw_complete() - write an op's final status and publish it.
- * @w: the arena. @dev/@queue/@slot: the op (its slot is pinned by its owning engine).
- * @st: final status. @bytes: bytes moved.
- * @kick_all: also wake the device's engines (the op belongs to another engine,
- * or another queue may depend on it).
+/*
+ * Write an op's final status and publish it. @own: the caller is the engine
+ * that owns the op's queue (in a pass, so alone), which counts it with a
+ * plain add; any other engine counts with a locked one. @kick_all: also wake
+ * the device's engines (the op belongs to another engine, or another queue
+ * may depend on it).
  */
-void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
-		 enum accdma_status st, uint64_t bytes, int kick_all)
+static void complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+		     enum accdma_status st, uint64_t bytes, int own, int kick_all)
 {
 	struct q_dev_sh *d = q_dev(w, dev);
 	struct q_queue_sh *qs = q_queue(w, dev, queue);
@@ -22,7 +22,12 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 	atomic_store_explicit(&c->status, st, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
 	/* Counted before DONE is published: whoever sees the op done sees it counted. */
-	atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
+	if (own)
+		atomic_store_explicit(&qs->completed_own,
+				      atomic_load_explicit(&qs->completed_own, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
 	if (st != ACCDMA_OK)
 		atomic_fetch_add_explicit(&qs->errors, 1, memory_order_relaxed);
 	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
@@ -55,7 +60,7 @@ void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t sl
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes)
 {
-	fw_complete(fd->w, fd->id, q->index, op->slot, st, bytes, fd->nengines > 1);
+	complete(fd->w, fd->id, q->index, op->slot, st, bytes, 1, fd->nengines > 1);
 }
 
 /**
@@ -91,6 +96,6 @@ void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
 			 enum accdma_status st, uint64_t bytes)
 {
-	fw_complete(w, dev, queue, slot, st, bytes, 1);
+	complete(w, dev, queue, slot, st, bytes, 0, 1);
 	q_slot_put(&q_cpls(w, q_queue(w, dev, queue))[slot]);
 }

@@ -151,8 +151,6 @@ void fw_eager_unwait(struct fw_device *fd, int32_t src);
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 
 /* complete.c */
-void fw_complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
-		 enum accdma_status st, uint64_t bytes, int kick_all);
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes);
 void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);

@@ -41,7 +41,7 @@ static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
 	for (uint32_t q = 0; q < fd->w->queues; q++) {
 		struct q_queue_sh *qs = q_queue(fd->w, fd->id, q);
 
-		pending += atomic_load(&qs->submitted) - atomic_load(&qs->completed);
+		pending += atomic_load(&qs->submitted) - q_queue_completed(qs);
 	}
 	h->alive = alive;
 	h->heartbeats = beats;

@@ -95,11 +95,20 @@ struct q_queue_sh {
 	uint8_t pad_host[Q_CACHELINE - 24];
 	_Atomic uint32_t sq_head; /* engine */
 	uint32_t pad2;
-	_Atomic uint64_t completed;
+	_Atomic uint64_t completed_own; /* by the owning engine: a plain add */
 	_Atomic uint64_t errors;
 	uint8_t pad_eng[Q_CACHELINE - 24];
+	/* Completions by other engines (a peer's, for an op that waited at the
+	 * rendezvous): a locked add, on its own line. q_queue_completed() sums. */
+	_Atomic uint64_t completed __attribute__((aligned(Q_CACHELINE)));
 	uint64_t desc_off, cpl_off, sq_off; /* from the arena base */
 } __attribute__((aligned(Q_CACHELINE)));
+
+/** q_queue_completed() - ops of queue @qs completed so far, by any engine. */
+static inline uint64_t q_queue_completed(struct q_queue_sh *qs)
+{
+	return atomic_load(&qs->completed_own) + atomic_load(&qs->completed);
+}
 
 /** struct q_engine_sh - one engine's doorbell and liveness. */
 struct q_engine_sh {
