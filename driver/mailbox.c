@@ -23,7 +23,7 @@ int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd)
 	ds->mb.cmd = cmd;
 	req = atomic_load(&ds->mb.req_seq) + 1;
 	atomic_store_explicit(&ds->mb.req_seq, req, memory_order_release);
-	q_engine_kick(&ds->engines[0]);
+	q_engine_kick(ds, 0);
 	for (;;) {
 		uint32_t resp = atomic_load_explicit(&ds->mb.resp_seq, memory_order_acquire);
 		uint64_t now = q_now_ns();

@@ -208,7 +208,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 			      memory_order_relaxed);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
 	if (w->threaded) /* polled devices have no engine thread to wake */
-		q_engine_kick(&q_dev(w->sh, q->dev)->engines[q->sh->engine]);
+		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);
 	rc = count;
 	goto out;
 unwind:

@@ -120,9 +120,10 @@ static uint64_t wait_deadline(struct wait_clock *wc, uint64_t now)
 
 /* Wait until @done() or the deadline of @wc, polling first (unless the
  * timeout is 0), then sleeping on the completion counter @seq_word
- * (registered in @waiters); 0 or -ETIMEDOUT. */
+ * (registered in @waiters); @dev: a device of this process, whose waiters
+ * these are (it says how the sleep is fenced). 0 or -ETIMEDOUT. */
 static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
-		    int (*done)(void *), void *arg, struct wait_clock *wc)
+		    struct q_dev_sh *dev, int (*done)(void *), void *arg, struct wait_clock *wc)
 {
 	uint64_t now, spin_end = 0;
 	unsigned int idle = 0;
@@ -157,6 +158,9 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 		drv_poll_session(w, 0, 1); /* going to sleep: the engines take over now */
 	}
 	atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
+	/* Registered: from here every completer that misses DONE sees us (the
+	 * membarrier makes its light kick a real fence, see q_kick_fence()). */
+	q_sleep_fence(dev);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(seq_word, memory_order_seq_cst);
 
@@ -183,7 +187,7 @@ static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *)
 {
 	struct q_dev_sh *ds = q_dev(w->sh, dev);
 
-	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, done, arg, wc);
+	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, ds, done, arg, wc);
 }
 
 static int cpl_done(void *arg)
@@ -337,7 +341,8 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	wc.ms = ms;
 	/* Tokens of several devices: sleep on the world's counter of any completion. */
 	if (same_dev ? sleep_until(w, dev, any_done, &a, &wc)
-		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, any_done, &a, &wc)) {
+		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, q_dev(w->sh, dev), any_done,
+				&a, &wc)) {
 		for (int i = 0; i < count; i++)
 			if (tokens[i]) {
 				log_timeout(w, tokens[i], ms);
@@ -373,7 +378,7 @@ int accdma_cancel(accdma_world *w, accdma_token t)
 	if (rc)
 		return rc;
 	atomic_store_explicit(&c->cancel, 1, memory_order_relaxed);
-	q_engine_kick(&q_dev(w->sh, q_token_dev(t))->engines[qs->engine]);
+	q_engine_kick(q_dev(w->sh, q_token_dev(t)), qs->engine);
 	return 0;
 }
 

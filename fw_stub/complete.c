@@ -36,8 +36,9 @@ static void complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_
 
 	/* Host waiters sleep on cq_seq. The fence orders our DONE store before
 	 * reading cq_waiters, against the waiter's increment-then-recheck: either
-	 * we see the waiter, or it sees DONE. With no waiter, no shared write. */
-	atomic_thread_fence(memory_order_seq_cst);
+	 * we see the waiter, or it sees DONE. With no waiter, no shared write.
+	 * (Light when both processes use membarrier: q_kick_fence().) */
+	q_kick_fence(d);
 	if (atomic_load_explicit(&d->cq_waiters, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
 		q_futex_wake(&d->cq_seq);

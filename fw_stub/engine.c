@@ -31,7 +31,7 @@ static int engine_pass(struct fw_engine *e)
 			fw_queue_flush(fd, e->queues[i]);
 		e->seen_epoch = epoch;
 		atomic_store(&e->sh->ack_epoch, epoch);
-		q_engine_kick(&fd->sh->engines[0]);
+		q_engine_kick(fd->sh, 0);
 		progress = 1;
 	}
 	if (e->index == 0)
@@ -185,7 +185,7 @@ static void *engine_main(void *arg)
 		/* Sleep protocol: announce, then look once more, then wait. A kicker
 		 * either sees `sleeping` and bumps wake_seq, or we see its work. */
 		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
-		atomic_thread_fence(memory_order_seq_cst);
+		q_sleep_fence(fd->sh);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
 		if (!engine_try_pass(e) && !stopping(fd))
 			q_futex_wait(&e->sh->wake_seq, seq,
@@ -277,6 +277,8 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 				en->queues[en->nqueues++] = &fd->queues[q];
 	}
 	fd->sh->polled = !threads; /* before any op can be posted to it */
+	/* this process's sleepers will issue the membarrier: peers may kick light */
+	atomic_store(&fd->sh->asym, (uint32_t)q_asym_register());
 	for (uint32_t e = 0; !threads && e < fd->nengines; e++)
 		atomic_store(&fd->sh->engines[e].running, 1); /* polled: alive while the device is */
 	for (uint32_t e = 0; threads && e < fd->nengines; e++) {

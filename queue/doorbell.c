@@ -8,6 +8,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +39,56 @@ void q_futex_wake(_Atomic uint32_t *addr)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* This process: 1 registered for membarrier(GLOBAL_EXPEDITED), 0 not (yet). */
+static _Atomic int asym_self;
+static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
+
+static void asym_init(void)
+{
+	const char *env = getenv("ACCDMA_MEMBARRIER");
+	long cmds;
+
+	if (env && !strcmp(env, "0"))
+		return;
+	cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
+	    !(cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+		return;
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0))
+		return;
+	atomic_store(&asym_self, 1);
+}
+
+int q_asym_register(void)
+{
+	pthread_once(&asym_once, asym_init);
+	return atomic_load(&asym_self);
+}
+
+void q_kick_fence(const struct q_dev_sh *d)
+{
+	/* Light only if both ends are registered: our thread is then covered by
+	 * the sleeper's membarrier, and the sleeper issues one. */
+	if (atomic_load_explicit(&d->asym, memory_order_relaxed) &&
+	    atomic_load_explicit(&asym_self, memory_order_relaxed))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+void q_sleep_fence(struct q_dev_sh *d)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&d->asym, memory_order_relaxed) &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0)) {
+		/* Cannot fail once registered. If it ever does, kicks toward this
+		 * device stop being light from now on (this one may be late: the
+		 * sleeper's timeout, or the next kick, ends it). */
+		atomic_store(&d->asym, 0);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+}
+
 void q_engine_kick_fenced(struct q_engine_sh *e)
 {
 	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed)) {
@@ -45,17 +99,17 @@ void q_engine_kick_fenced(struct q_engine_sh *e)
 
 void q_device_kick(struct q_dev_sh *d, uint32_t first, uint32_t n)
 {
-	atomic_thread_fence(memory_order_seq_cst); /* as in q_engine_kick(), once */
+	q_kick_fence(d); /* as in q_engine_kick(), once */
 	for (uint32_t e = first; e < n; e++)
 		q_engine_kick_fenced(&d->engines[e]);
 }
 
-void q_engine_kick(struct q_engine_sh *e)
+void q_engine_kick(struct q_dev_sh *d, uint32_t e)
 {
-	/* Pairs with the fence in the engine's sleep path: either the engine sees
-	 * what we published, or we see it sleeping and wake it. */
-	atomic_thread_fence(memory_order_seq_cst);
-	q_engine_kick_fenced(e);
+	/* Pairs with q_sleep_fence() in the engine's sleep path: either the
+	 * engine sees what we published, or we see it sleeping and wake it. */
+	q_kick_fence(d);
+	q_engine_kick_fenced(&d->engines[e]);
 }
 
 uint64_t q_now_ns(void)

@@ -244,6 +244,8 @@ struct q_dev_sh {
 	_Atomic int32_t owner_pid;
 	_Atomic uint32_t lost;
 	uint32_t polled; /* set by the owner at boot: no engine thread, no host ever sleeps on it */
+	_Atomic uint32_t asym; /* set by the owner at boot: its sleepers issue q_sleep_fence()'s
+			  * membarrier, so kickers registered for it need no fence (q_kick_fence()) */
 	uint32_t rdv_robust;       /* which of the two locks guards the table */
 	uint32_t rdv_cap;
 	uint64_t rdv_off;
@@ -409,15 +411,51 @@ int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns);
 /** q_futex_wake() - wake every sleeper on @addr. */
 void q_futex_wake(_Atomic uint32_t *addr);
 
-/**
- * q_engine_kick() - make an engine look at its queues again; wakes it only if it sleeps.
- * @e: the engine. The caller has already published what the engine should see.
+/*
+ * Sleeping and waking is a Dekker pair: a kicker publishes work, then reads
+ * whether the sleeper sleeps; a sleeper announces it sleeps, then looks for
+ * work. Each side needs a full fence between its store and its load. The
+ * kicker's side is the hot one (every post, send and completion), the
+ * sleeper's the cold one (it has nothing to do). So, as liburcu and folly do,
+ * the fence is made asymmetric: a process registered for
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) kicks with a compiler barrier
+ * only, and a sleeper of such a process issues the membarrier, which runs a
+ * full fence on every CPU running a registered process's thread. A kicker
+ * whose process, or whose target's process, is not registered (no kernel
+ * support, a seccomp filter, ACCDMA_MEMBARRIER=0) uses a real fence, as
+ * before: the pair stays correct per process, with no agreement needed.
  */
-void q_engine_kick(struct q_engine_sh *e);
 
 /**
- * q_engine_kick_fenced() - q_engine_kick() for a caller that has just issued a
- * seq_cst fence after publishing (one fence for several kicks).
+ * q_asym_register() - register this process for asymmetric fences, once.
+ * Return: 1 if its kicks may be light and its sleepers will issue the
+ * membarrier; 0 if not (ACCDMA_MEMBARRIER=0, or the kernel says no).
+ */
+int q_asym_register(void);
+
+/**
+ * q_kick_fence() - the kicker's fence, after publishing work for device @d's
+ * engines or host waiters and before reading whether they sleep.
+ */
+void q_kick_fence(const struct q_dev_sh *d);
+
+/**
+ * q_sleep_fence() - the sleeper's fence, after announcing that a thread of
+ * device @d (its engine, or a host waiter) sleeps and before looking for
+ * work once more. A membarrier when @d's process registered (q_asym_register()).
+ */
+void q_sleep_fence(struct q_dev_sh *d);
+
+/**
+ * q_engine_kick() - make engine @e of device @d look at its queues again;
+ * wakes it only if it sleeps. The caller has already published what it
+ * should see.
+ */
+void q_engine_kick(struct q_dev_sh *d, uint32_t e);
+
+/**
+ * q_engine_kick_fenced() - q_engine_kick() for a caller that has just issued
+ * q_kick_fence(@d) after publishing (one fence for several kicks).
  * @e: the engine.
  */
 void q_engine_kick_fenced(struct q_engine_sh *e);

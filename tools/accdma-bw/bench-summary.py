@@ -17,9 +17,9 @@ for rd in rounds:
             if row["verified"] != "1":
                 print("NOT VERIFIED:", f, file=sys.stderr)
             m = row["mode"]
-            if meas == "lat8":
-                add((cfg, "lat8 p50 us", m), float(row["p50_us"]))
-                add((cfg, "lat8 p99 us", m), float(row["p99_us"]))
+            if meas.startswith("lat"):  # lat8, lat128, ...: one iteration in flight
+                add((cfg, meas + " p50 us", m), float(row["p50_us"]))
+                add((cfg, meas + " p99 us", m), float(row["p99_us"]))
             elif meas == "perm16M":
                 add((cfg, "16M GB/s/dev", m), float(row["bw_dev_gbs"]))
                 add((cfg, "16M memcpy ref GB/s", m), float(row["memcpy_gbs"]))
