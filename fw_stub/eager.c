@@ -409,10 +409,17 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 	eager_lock(fd, &fd->eager_rx_lock);
 	scan(fd, src);
 	idx = find_held(fd, src, op->d.tag, op->d.seq);
-	if (idx >= 0)
+	if (idx >= 0) {
 		release(fd, &fd->eager_rx[src], (uint32_t)idx);
-	else
+	} else {
+		/* The marker must be found by the message if it lands later (else
+		 * it would be held, unasked for, for good, and its slots never
+		 * room again): landings from @src look in the table from now on
+		 * (a lookup too many, as after a cancel). */
 		fw_match_fail(fd, q, op, st);
+		atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+	}
 	eager_unlock(fd, &fd->eager_rx_lock);
 }
 

@@ -391,9 +391,10 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
 	for (int round = 0; round < 2; round++) {
 		uint32_t out = 0;
 
-		/* Messages that landed for recvs waiting at the rendezvous: one
-		 * look per pass at the senders they name, before walking the list. */
-		if (!round && q->npend && fw_eager_poll(fd))
+		/* Messages that landed for recvs waiting at the rendezvous (or for
+		 * failed recvs' markers, to drop them): one look per pass at the
+		 * senders they name, before walking the list; none if nothing waits. */
+		if (!round && fw_eager_poll(fd))
 			progress = 1;
 
 		for (uint32_t i = 0; i < q->npend; i++) {

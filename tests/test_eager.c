@@ -39,7 +39,9 @@
  *  - truncation: a 32-byte eager send into a 16-byte recv: recv TRUNCATED and
  *    untouched, send OK; the next pair on the tag works;
  *  - cancel: a recv canceled before its eager send arrives; the next recv gets
- *    the next send; a recv failing on its own side skips one eager message;
+ *    the next send; a recv failing on its own side skips one eager message,
+ *    also when the message lands after the failure (dropped then, so the
+ *    ring keeps all its room);
  *  - failed small sends (bad key, out of bounds): recv PEER_ERROR, both orders;
  *  - permutation stress on 2, 4, 8 devices, lock-step and windowed (the
  *    window of 100 overflows the ring: both paths mixed on one tag);
@@ -1187,6 +1189,41 @@ static void run_bad_recv(const struct cfg *c)
 	ctx[0] = 0;
 }
 
+/* A recv that fails before its eager message lands: the message is dropped
+ * when it lands, not held for good; the ring keeps all its room (256 small
+ * sends with no recv posted still go eagerly), and FIFO goes on. */
+static void run_bad_recv_first(const struct cfg *c)
+{
+	static accdma_token s[RING + 1], r[RING + 1];
+	accdma_token r1, s1;
+	int32_t *src32, *dst32;
+	struct pr p;
+
+	CTX("bad recv before its message engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	src32 = (int32_t *)(void *)p.src;
+	dst32 = (int32_t *)(void *)p.dst;
+	assert_int_equal(accdma_recv(p.qr, 0, 13, p.kd + 100, 0, 64, NULL, 0, &r1), 0);
+	th_wait_st(p.w, r1, ACCDMA_ST_BAD_KEY);
+	s1 = pr_send(&p, 13, 0, 8, 73); /* the failed recv's message: dropped on landing */
+	eager_done(p.w, s1);
+	th_kick_q(p.w, 1, p.qri, 2);
+	for (int k = 0; k < RING; k++) {
+		src32[k] = 9000 + k;
+		assert_int_equal(accdma_send(p.qs, 1, 13, p.ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]), 0);
+	}
+	for (int k = 0; k < RING; k++)
+		eager_done(p.w, s[k]);
+	th_fill_u8(p.dst, DST_SIZE, GUARD);
+	for (int k = 0; k < RING; k++)
+		assert_int_equal(accdma_recv(p.qr, 0, 13, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]), 0);
+	for (int k = 0; k < RING; k++)
+		th_wait_ok(p.w, r[k]);
+	ovf_check_base(dst32, 0, RING, 9000);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
 static void test_cancel(void **state)
 {
 	(void)state;
@@ -1194,6 +1231,8 @@ static void test_cancel(void **state)
 		run_cancel(&cfgs[i]);
 	for (int i = 0; i < 3; i++)
 		run_bad_recv(&cfgs[i]);
+	for (int i = 0; i < NCFG; i++)
+		run_bad_recv_first(&cfgs[i]);
 }
 
 /* ---- 9. failed small sends ---------------------------------------------------------- */
