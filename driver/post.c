@@ -139,8 +139,7 @@ static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *
 		memcpy(d->deps, op->deps, (size_t)op->num_deps * sizeof(*d->deps));
 
 	atomic_store_explicit(&c->gen, gen ? gen : 1, memory_order_relaxed);
-	atomic_store_explicit(&c->refs, 2, memory_order_relaxed); /* the token and the engine */
-	atomic_store_explicit(&c->user, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->refs, Q_REF_TOKEN | 1, memory_order_relaxed); /* the token, the engine */
 	atomic_store_explicit(&c->status, ACCDMA_OK, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_POSTED, memory_order_relaxed);
 	atomic_store_explicit(&c->cancel, 0, memory_order_relaxed);

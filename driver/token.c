@@ -36,7 +36,7 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 	/* State before generation: a reused slot's POSTED orders its new generation before our read. */
 	if (atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
 	    atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
-	    !atomic_load_explicit(&(*c)->user, memory_order_acquire))
+	    !(atomic_load_explicit(&(*c)->refs, memory_order_acquire) & Q_REF_TOKEN))
 		return -ESTALE;
 	return 0;
 }
@@ -58,11 +58,10 @@ static int consume(struct q_cpl *c, enum accdma_status *status)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
 
-	if (!atomic_exchange(&c->user, 0))
+	if (q_slot_put_token(c))
 		return -ESTALE;
 	if (status)
 		*status = st;
-	q_slot_put(c);
 	return 0;
 }
 

@@ -31,6 +31,23 @@
 
 #include "fw_stub/fw_internal.h"
 
+/* Add @d to the count of our recvs from @src waiting in the table. Only the
+ * device's engines change it, in their passes: with one engine (passes one
+ * at a time, under in_pass) a plain add, with several a locked one. */
+static void count_waiting(struct fw_device *fd, uint32_t src, int d)
+{
+	_Atomic uint32_t *c[2] = { &fd->eager_rx[src].waiting, &fd->eager_waiting };
+
+	for (int i = 0; i < 2; i++) {
+		if (fd->nengines < 2)
+			atomic_store_explicit(c[i],
+					      atomic_load_explicit(c[i], memory_order_relaxed) + (uint32_t)d,
+					      memory_order_relaxed);
+		else
+			atomic_fetch_add_explicit(c[i], (uint32_t)d, memory_order_relaxed);
+	}
+}
+
 /* Slot index of ring position @pos. */
 static uint32_t slot_of(const struct fw_device *fd, uint32_t pos)
 {
@@ -341,8 +358,7 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 	} else {
 		r = fw_match_arrive(fd, q, op);
 		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER) {
-			atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+			count_waiting(fd, (uint32_t)src, 1);
 		}
 	}
 	if (ring)
@@ -387,8 +403,7 @@ int fw_eager_poll(struct fw_device *fd)
 void fw_eager_unwait(struct fw_device *fd, int32_t src)
 {
 	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices) {
-		atomic_fetch_sub_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
-		atomic_fetch_sub_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+		count_waiting(fd, (uint32_t)src, -1);
 	}
 }
 
@@ -417,8 +432,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 		 * room again): landings from @src look in the table from now on
 		 * (a lookup too many, as after a cancel). */
 		fw_match_fail(fd, q, op, st);
-		atomic_fetch_add_explicit(&fd->eager_rx[src].waiting, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&fd->eager_waiting, 1, memory_order_relaxed);
+		count_waiting(fd, (uint32_t)src, 1);
 	}
 	eager_unlock(fd, &fd->eager_rx_lock);
 }

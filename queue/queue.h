@@ -71,13 +71,15 @@ struct q_desc {
 /**
  * struct q_cpl - the completion record of one slot. @state moves
  * FREE -> RESERVED -> POSTED (host) -> DONE (any engine) -> FREE (last reference).
- * @refs counts the host's token (@user), the owning engine, and each dependent.
+ * @refs counts the owning engine and each dependent, plus Q_REF_TOKEN while
+ * the host's token holds the slot (one word: consuming a token is one
+ * compare-and-swap, and a second consume of it finds the bit gone).
  */
 struct q_cpl {
 	_Atomic uint32_t state;
 	_Atomic uint32_t gen;
 	_Atomic uint32_t refs;
-	_Atomic uint32_t user;
+	uint32_t pad;
 	_Atomic uint32_t status;
 	_Atomic uint32_t stage;
 	_Atomic uint32_t cancel;
@@ -399,6 +401,15 @@ int q_slot_tryget(struct q_cpl *c, uint32_t gen);
  * @c: the completion record.
  */
 void q_slot_put(struct q_cpl *c);
+
+#define Q_REF_TOKEN 0x80000000u /* q_cpl.refs: the host's token holds the slot */
+
+/**
+ * q_slot_put_token() - the host gives its token back (consume or release).
+ * @c: the completion record.
+ * Return: 0, or -ESTALE if the token was already given back.
+ */
+int q_slot_put_token(struct q_cpl *c);
 
 /* ---- doorbells and sleeping (doorbell.c) -------------------------------- */
 

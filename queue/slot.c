@@ -9,6 +9,8 @@
  * Taking a reference checks the generation, so a stale token never pins a
  * newer op.
  */
+#include <errno.h>
+
 #include "queue/queue.h"
 
 int q_slot_tryget(struct q_cpl *c, uint32_t gen)
@@ -31,4 +33,19 @@ void q_slot_put(struct q_cpl *c)
 {
 	if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
 		atomic_store_explicit(&c->state, Q_SLOT_FREE, memory_order_release);
+}
+
+int q_slot_put_token(struct q_cpl *c)
+{
+	uint32_t r = atomic_load_explicit(&c->refs, memory_order_relaxed), nr;
+
+	do {
+		if (!(r & Q_REF_TOKEN))
+			return -ESTALE;
+		nr = r & ~Q_REF_TOKEN;
+	} while (!atomic_compare_exchange_weak_explicit(&c->refs, &r, nr, memory_order_acq_rel,
+							memory_order_relaxed));
+	if (nr == 0)
+		atomic_store_explicit(&c->state, Q_SLOT_FREE, memory_order_release);
+	return 0;
 }
