@@ -6,6 +6,7 @@
  * dependency slots, numbers sends/recvs for matching, writes the descriptors,
  * publishes them on the submission ring and rings the doorbell once.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,24 @@ static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 	}
 	q->cursor = (slots[n - 1] + 1) & q->mask;
 	return 0;
+}
+
+/* Done slots whose engine has not let go of them yet (an eager send drops its
+ * slot at the engine's next pass): ask for them back. An engine in a pass
+ * lets go when its next one starts: wait for that, a few ms at most. */
+static void reclaim(struct accdma_queue *q)
+{
+	uint64_t end = 0;
+
+	while (atomic_load_explicit(&q->sh->deferred, memory_order_acquire)) {
+		if (!fw_device_reclaim(q->world->devs[q->dev].fw))
+			break;
+		if (!end)
+			end = q_now_ns() + 10 * 1000 * 1000;
+		else if (q_now_ns() > end)
+			break;
+		sched_yield();
+	}
 }
 
 /* Undo pin_deps() for the first @n dependencies. */
@@ -178,6 +197,10 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 			goto out;
 	}
 	rc = reserve_slots(q, slots, count);
+	if (rc == -EAGAIN && atomic_load_explicit(&q->sh->deferred, memory_order_relaxed)) {
+		reclaim(q);
+		rc = reserve_slots(q, slots, count);
+	}
 	if (rc)
 		goto out;
 	for (pinned = 0; pinned < count; pinned++) {
@@ -231,6 +254,8 @@ int drv_free_slots(struct accdma_queue *q)
 {
 	int n = 0;
 
+	if (atomic_load_explicit(&q->sh->deferred, memory_order_relaxed))
+		reclaim(q);
 	for (uint32_t s = 0; s <= q->mask; s++)
 		n += atomic_load_explicit(&q->cpl[s].state, memory_order_relaxed) == Q_SLOT_FREE;
 	return n;

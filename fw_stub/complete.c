@@ -85,6 +85,41 @@ void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 }
 
 /**
+ * fw_op_finish_later() - fw_op_finish() for an op whose last act was a store
+ * to another core's line (an eager send's ring slot): the reference drop, a
+ * locked instruction, would wait for that store to get its line; it waits for
+ * the next pass over the queue instead (fw_queue_drop_later()), by when the
+ * line has come. The slot is done meanwhile, and free once the host consumes
+ * its token and that pass has run; a host short of slots asks for them back
+ * (fw_device_reclaim()).
+ * @fd: the device. @q: the op's queue. @op: the op (DONE, holding no dependency).
+ */
+void fw_op_finish_later(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	if (op->deps_held) {
+		fw_op_finish(fd, q, op);
+		return;
+	}
+	op->state = FW_OP_DONE;
+	q->later[q->nlater++] = op->slot;
+	atomic_store_explicit(&q->sh->deferred, q->nlater, memory_order_relaxed);
+}
+
+/**
+ * fw_queue_drop_later() - drop the references fw_op_finish_later() kept.
+ * @q: the queue; in a pass over it (or a reset).
+ */
+void fw_queue_drop_later(struct fw_queue *q)
+{
+	if (!q->nlater)
+		return;
+	for (uint32_t i = 0; i < q->nlater; i++)
+		q_slot_put(&q->cpl[q->later[i]]);
+	q->nlater = 0;
+	atomic_store_explicit(&q->sh->deferred, 0, memory_order_release);
+}
+
+/**
  * fw_complete_waiting() - complete an op that was waiting in a rendezvous
  * table, on behalf of its owning engine, and drop the owner's reference.
  * @w: the arena. @dev/@queue/@slot: the waiting op. @st/@bytes: its outcome.

@@ -96,7 +96,10 @@ struct q_queue_sh {
 	_Atomic uint64_t submitted;
 	uint8_t pad_host[Q_CACHELINE - 24];
 	_Atomic uint32_t sq_head; /* engine */
-	uint32_t pad2;
+	/* Done slots whose engine reference the engine drops at its next pass
+	 * over the queue (fw_op_finish_later()); the host asks for them back
+	 * with fw_device_reclaim() when it finds no free slot. */
+	_Atomic uint32_t deferred;
 	_Atomic uint64_t completed_own; /* by the owning engine: a plain add */
 	_Atomic uint64_t errors;
 	uint8_t pad_eng[Q_CACHELINE - 24];

@@ -42,6 +42,9 @@
  *    the next send; a recv failing on its own side skips one eager message,
  *    also when the message lands after the failure (dropped then, so the
  *    ring keeps all its room);
+ *  - a full queue of eager sends, waited and consumed, and a full queue
+ *    posted right after: the slots the engine lets go of at its next pass
+ *    are asked back (polled devices, engine threads, host polling or not);
  *  - failed small sends (bad key, out of bounds): recv PEER_ERROR, both orders;
  *  - permutation stress on 2, 4, 8 devices, lock-step and windowed (the
  *    window of 100 overflows the ring: both paths mixed on one tag);
@@ -1224,6 +1227,58 @@ static void run_bad_recv_first(const struct cfg *c)
 	ctx[0] = 0;
 }
 
+/* An eager send's engine lets go of its slot at its next pass (its locked
+ * reference drop would wait for the ring line): a host that consumed every
+ * token still gets a whole queue at once. Depth 64: two full batches of 64
+ * sends, the second posted right after the first's tokens are consumed. */
+static void run_full_queue_again(const struct cfg *c, int poll)
+{
+	enum { D = 64 };
+	accdma_token s[2 * D], r[2 * D];
+	int32_t *src32, *dst32;
+	accdma_world *w;
+	accdma_key ks, kd;
+	accdma_queue *qs, *qr;
+
+	CTX("full queue again engines=%d queues=%d poll=%d", c->engines, c->queues, poll);
+	if (!poll)
+		setenv("ACCDMA_POLL", "0", 1);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, D, 1u << 20);
+	unsetenv("ACCDMA_POLL");
+	ks = th_alloc(w, 0, 2 * D * 4, (void **)&src32);
+	kd = th_alloc(w, 1, 2 * D * 8, (void **)&dst32);
+	th_fill_u8(dst32, 2 * D * 8, GUARD);
+	qs = th_qi(w, 0, 0);
+	qr = th_qi(w, 1, c->queues - 1);
+	for (int round = 0; round < 2; round++) {
+		struct accdma_op ops[D];
+
+		for (int k = 0; k < D; k++) {
+			int m = round * D + k;
+
+			src32[m] = 4000 + m;
+			ops[k] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = 40,
+						     .key = ks, .offset = (uint64_t)m * 4, .length = 4 };
+		}
+		/* the second batch comes right after the first's tokens are consumed */
+		assert_int_equal(accdma_post(qs, ops, D, &s[round * D]), D);
+		for (int k = 0; k < D; k++)
+			eager_done(w, s[round * D + k]);
+	}
+	for (int round = 0; round < 2; round++) {
+		for (int k = 0; k < D; k++) {
+			int m = round * D + k;
+
+			assert_int_equal(accdma_recv(qr, 0, 40, kd, (uint64_t)m * 8, 8, NULL, 0, &r[m]), 0);
+		}
+		for (int k = 0; k < D; k++)
+			th_wait_ok(w, r[round * D + k]);
+	}
+	ovf_check_base(dst32, 0, 2 * D, 4000);
+	th_close(w);
+	ctx[0] = 0;
+}
+
 static void test_cancel(void **state)
 {
 	(void)state;
@@ -1233,6 +1288,15 @@ static void test_cancel(void **state)
 		run_bad_recv(&cfgs[i]);
 	for (int i = 0; i < NCFG; i++)
 		run_bad_recv_first(&cfgs[i]);
+}
+
+static void test_full_queue_again(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_full_queue_again(&cfgs[i], 1);
+		run_full_queue_again(&cfgs[i], 0);
+	}
 }
 
 /* ---- 9. failed small sends ---------------------------------------------------------- */
@@ -1705,6 +1769,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_mixed_sizes, teardown_ctx),
 		cmocka_unit_test_teardown(test_truncation, teardown_ctx),
 		cmocka_unit_test_teardown(test_cancel, teardown_ctx),
+		cmocka_unit_test_teardown(test_full_queue_again, teardown_ctx),
 		cmocka_unit_test_teardown(test_failed_send, teardown_ctx),
 		cmocka_unit_test_teardown(test_permute_stress, teardown_ctx),
 		cmocka_unit_test_teardown(test_many_devices, teardown_ctx),
