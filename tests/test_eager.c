@@ -116,21 +116,11 @@ static accdma_world *open_w(int n, int engines, int queues, int eager, uint32_t 
 /* Wait for a send that must complete without its recv (the eager path). */
 static void eager_done_(accdma_world *w, accdma_token t, const char *file, int line)
 {
-	enum accdma_status st = ACCDMA_ST__COUNT;
-	int rc = accdma_wait(w, t, EAGER_HANG_MS, &st);
-
-	if (rc == -ETIMEDOUT) {
-		accdma_stall_report(w, stderr);
-		print_error("a send of at most eager_max bytes did not complete before its recv "
-			    "was posted (waited %d ms)\n",
-			    EAGER_HANG_MS);
-		_fail(file, line);
-	}
-	if (rc != 0) {
-		print_error("accdma_wait = %d\n", rc);
-		_fail(file, line);
-	}
-	th_assert_st_(st, ACCDMA_OK, file, line);
+	th_assert_st_(th_wait_within_(w, t, EAGER_HANG_MS,
+				      "a send of at most eager_max bytes did not complete before its "
+				      "recv was posted",
+				      file, line),
+		      ACCDMA_OK, file, line);
 }
 #define eager_done(w, t) eager_done_((w), (t), __FILE__, __LINE__)
 
@@ -732,16 +722,7 @@ static void test_multi_slot(void **state)
 static void must_complete_(accdma_world *w, accdma_token t, enum accdma_status want,
 			   const char *what, const char *file, int line)
 {
-	enum accdma_status st = ACCDMA_ST__COUNT;
-	int rc = accdma_wait(w, t, EAGER_HANG_MS, &st);
-
-	if (rc != 0) {
-		if (rc == -ETIMEDOUT)
-			accdma_stall_report(w, stderr);
-		print_error("%s: accdma_wait = %d\n", what, rc);
-		_fail(file, line);
-	}
-	th_assert_st_(st, want, file, line);
+	th_assert_st_(th_wait_within_(w, t, EAGER_HANG_MS, what, file, line), want, file, line);
 }
 #define must_complete(w, t, what) must_complete_((w), (t), ACCDMA_OK, (what), __FILE__, __LINE__)
 

@@ -84,17 +84,24 @@ accdma_key th_alloc_(accdma_world *w, int dev, uint64_t size, void **ptr, const 
 	return key;
 }
 
-enum accdma_status th_wait_(accdma_world *w, accdma_token t, const char *file, int line)
+enum accdma_status th_wait_within_(accdma_world *w, accdma_token t, int64_t ms, const char *what,
+				   const char *file, int line)
 {
 	enum accdma_status st = ACCDMA_ST__COUNT;
-	int rc = accdma_wait(w, t, TH_HANG_MS, &st);
+	int rc = accdma_wait(w, t, ms, &st);
 
 	if (rc != 0) {
 		if (rc == -ETIMEDOUT)
 			accdma_stall_report(w, stderr);
-		TH_FAIL(file, line, "accdma_wait(%#" PRIx64 ") = %d (%s)\n", t, rc, strerror(-rc));
+		TH_FAIL(file, line, "%s%saccdma_wait(%#" PRIx64 ", %lld ms) = %d (%s)\n", what ? what : "",
+			what ? ": " : "", t, (long long)ms, rc, strerror(-rc));
 	}
 	return st;
+}
+
+enum accdma_status th_wait_(accdma_world *w, accdma_token t, const char *file, int line)
+{
+	return th_wait_within_(w, t, TH_HANG_MS, NULL, file, line);
 }
 
 void th_assert_st_(enum accdma_status got, enum accdma_status want, const char *file, int line)

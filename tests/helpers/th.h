@@ -48,6 +48,9 @@ accdma_key th_alloc_(accdma_world *w, int dev, uint64_t size, void **ptr, const 
 
 /* Wait (hang guard only) and return the status; fails if the wait itself fails. */
 enum accdma_status th_wait_(accdma_world *w, accdma_token t, const char *file, int line);
+/* The same with a timeout of @ms, and @what (or NULL) saying what a failed wait means. */
+enum accdma_status th_wait_within_(accdma_world *w, accdma_token t, int64_t ms, const char *what,
+				   const char *file, int line);
 void th_wait_st_(accdma_world *w, accdma_token t, enum accdma_status want, const char *file,
 		 int line);
 void th_pending_(accdma_world *w, accdma_token t, const char *file, int line);
