@@ -225,9 +225,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 									    memory_order_relaxed)));
 	}
 	/* One producer per queue: a plain add, no locked instruction. */
-	atomic_store_explicit(&q->sh->submitted,
-			      atomic_load_explicit(&q->sh->submitted, memory_order_relaxed) + (uint64_t)count,
-			      memory_order_relaxed);
+	q_single_writer_add(&q->sh->submitted, (uint64_t)count);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
 	if (w->threaded) /* polled devices have no engine thread to wake */
 		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);

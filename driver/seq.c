@@ -94,7 +94,6 @@ static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint
 			if (seq_grow(t))
 				return NULL;
 			t->last[0] = t->last[1] = NULL; /* they pointed into the old array */
-			last = &t->last[dir == ACCDMA_OP_RECV];
 			e = seq_slot(t->ents, t->cap, peer, tag, dir);
 		}
 		*e = (struct drv_seq_ent){ .tag = tag, .peer = peer, .dir = dir, .next = 0 };

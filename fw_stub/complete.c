@@ -23,9 +23,7 @@ static void complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
 	/* Counted before DONE is published: whoever sees the op done sees it counted. */
 	if (own)
-		atomic_store_explicit(&qs->completed_own,
-				      atomic_load_explicit(&qs->completed_own, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		q_single_writer_add(&qs->completed_own, 1);
 	else
 		atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
 	if (st != ACCDMA_OK)

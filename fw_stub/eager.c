@@ -40,9 +40,7 @@ static void count_waiting(struct fw_device *fd, uint32_t src, int d)
 
 	for (int i = 0; i < 2; i++) {
 		if (fd->nengines < 2)
-			atomic_store_explicit(c[i],
-					      atomic_load_explicit(c[i], memory_order_relaxed) + (uint32_t)d,
-					      memory_order_relaxed);
+			q_single_writer_add(c[i], (uint32_t)d);
 		else
 			atomic_fetch_add_explicit(c[i], (uint32_t)d, memory_order_relaxed);
 	}

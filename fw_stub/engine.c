@@ -59,9 +59,7 @@ static int engine_try_pass(struct fw_engine *e)
 	if (atomic_exchange_explicit(&e->in_pass, 1, memory_order_acquire))
 		return -1;
 	/* One writer at a time (under in_pass): a heartbeat per pass, whoever runs it. */
-	atomic_store_explicit(&e->sh->heartbeats,
-			      atomic_load_explicit(&e->sh->heartbeats, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	q_single_writer_add(&e->sh->heartbeats, 1);
 	progress = engine_pass(e);
 	atomic_store_explicit(&e->in_pass, 0, memory_order_release);
 	return progress;

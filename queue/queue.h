@@ -414,6 +414,15 @@ void q_slot_put(struct q_cpl *c);
  */
 int q_slot_put_token(struct q_cpl *c);
 
+/**
+ * q_single_writer_add() - add @d to counter @c that only one thread at a time
+ * writes (readers may be anywhere): a plain load and store, no locked
+ * instruction. Works for any width of _Atomic unsigned counter.
+ */
+#define q_single_writer_add(c, d)                                                               \
+	atomic_store_explicit((c), atomic_load_explicit((c), memory_order_relaxed) + (d),         \
+			      memory_order_relaxed)
+
 /* ---- doorbells and sleeping (doorbell.c) -------------------------------- */
 
 /**
