@@ -25,12 +25,15 @@ struct drv_seq_ent {
 	uint64_t tag;
 	int32_t peer;
 	uint32_t dir; /* 0 empty, ACCDMA_OP_SEND or ACCDMA_OP_RECV */
-	uint64_t next;
+	_Atomic uint64_t next; /* atomic: drv_seq_peek() may read it while a post numbers */
 };
 
 /** struct drv_seq_table - per-device numbering of sends and recvs (shared by its queues). */
 struct drv_seq_table {
 	atomic_flag lock;
+	/* The device has one queue, so one posting thread: numbering takes the
+	 * lock only to add an entry (drv_seq_peek() must not see a half-grown table). */
+	int single;
 	struct drv_seq_ent *ents;
 	uint32_t cap;
 	uint32_t count;
@@ -92,7 +95,7 @@ static inline int drv_world_check(const struct accdma_world *w)
 int drv_dev_check(const struct accdma_world *w, int dev);
 
 /* seq.c */
-int drv_seq_init(struct drv_seq_table *t);
+int drv_seq_init(struct drv_seq_table *t, int single);
 void drv_seq_fini(struct drv_seq_table *t);
 int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int count, uint64_t *seqs);
 uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir);

@@ -6,7 +6,6 @@
  * dependency slots, numbers sends/recvs for matching, writes the descriptors,
  * publishes them on the submission ring and rings the doorbell once.
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +52,7 @@ static int op_check(const struct accdma_world *w, const struct accdma_op *op, un
 	return 0;
 }
 
-/* Take @n free slots; FREE -> RESERVED only happens here (one producer per queue). */
+/* Take @n reusable slots; -> RESERVED only happens here (one producer per queue). */
 static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 {
 	uint32_t depth = q->mask + 1, got = 0, i;
@@ -61,7 +60,7 @@ static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 	for (i = 0; i < depth && got < (uint32_t)n; i++) {
 		uint32_t s = (q->cursor + i) & q->mask;
 
-		if (atomic_load_explicit(&q->cpl[s].state, memory_order_acquire) == Q_SLOT_FREE) {
+		if (q_slot_reusable(&q->cpl[s])) {
 			atomic_store_explicit(&q->cpl[s].state, Q_SLOT_RESERVED, memory_order_relaxed);
 			slots[got++] = s;
 		}
@@ -73,24 +72,6 @@ static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 	}
 	q->cursor = (slots[n - 1] + 1) & q->mask;
 	return 0;
-}
-
-/* Done slots whose engine has not let go of them yet (an eager send drops its
- * slot at the engine's next pass): ask for them back. An engine in a pass
- * lets go when its next one starts: wait for that, a few ms at most. */
-static void reclaim(struct accdma_queue *q)
-{
-	uint64_t end = 0;
-
-	while (atomic_load_explicit(&q->sh->deferred, memory_order_acquire)) {
-		if (!fw_device_reclaim(q->world->devs[q->dev].fw))
-			break;
-		if (!end)
-			end = q_now_ns() + 10 * 1000 * 1000;
-		else if (q_now_ns() > end)
-			break;
-		sched_yield();
-	}
 }
 
 /* Undo pin_deps() for the first @n dependencies. */
@@ -132,7 +113,8 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 }
 
 /* Write the descriptor, then reset the completion record and publish it
- * POSTED with a new generation (release: the engine reads after it). */
+ * POSTED with a new generation (release: the engine reads after it). The
+ * pins (refs) are left alone: a stale pin attempt may be backing out. */
 static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *op, uint64_t seq,
 		 unsigned int flags)
 {
@@ -158,12 +140,13 @@ static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *
 		memcpy(d->deps, op->deps, (size_t)op->num_deps * sizeof(*d->deps));
 
 	atomic_store_explicit(&c->gen, gen ? gen : 1, memory_order_relaxed);
-	atomic_store_explicit(&c->refs, Q_REF_TOKEN | 1, memory_order_relaxed); /* the token, the engine */
 	atomic_store_explicit(&c->status, ACCDMA_OK, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_POSTED, memory_order_relaxed);
 	atomic_store_explicit(&c->cancel, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
+	/* after the generation: q_slot_tryget() reads the token first */
+	atomic_store_explicit(&c->token, 1, memory_order_release);
 	atomic_store_explicit(&c->state, Q_SLOT_POSTED, memory_order_release);
 }
 
@@ -197,10 +180,6 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 			goto out;
 	}
 	rc = reserve_slots(q, slots, count);
-	if (rc == -EAGAIN && atomic_load_explicit(&q->sh->deferred, memory_order_relaxed)) {
-		reclaim(q);
-		rc = reserve_slots(q, slots, count);
-	}
 	if (rc)
 		goto out;
 	for (pinned = 0; pinned < count; pinned++) {
@@ -252,10 +231,8 @@ int drv_free_slots(struct accdma_queue *q)
 {
 	int n = 0;
 
-	if (atomic_load_explicit(&q->sh->deferred, memory_order_relaxed))
-		reclaim(q);
 	for (uint32_t s = 0; s <= q->mask; s++)
-		n += atomic_load_explicit(&q->cpl[s].state, memory_order_relaxed) == Q_SLOT_FREE;
+		n += q_slot_reusable(&q->cpl[s]);
 	return n;
 }
 

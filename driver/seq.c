@@ -5,7 +5,8 @@
  * The k-th send from A to B with tag T must meet the k-th recv on B from A
  * with tag T, whatever the timing. Numbering both at post time makes matching
  * a lookup of (A, T, k) instead of a race. The counters are per device
- * (shared by its queues) under that device's lock.
+ * (shared by its queues) under that device's lock; a device with one queue
+ * has one posting thread, which takes the lock only to add an entry.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -20,8 +21,9 @@ static uint64_t seq_hash(int32_t peer, uint64_t tag, uint32_t dir)
 	return h ^ (h >> 29);
 }
 
-int drv_seq_init(struct drv_seq_table *t)
+int drv_seq_init(struct drv_seq_table *t, int single)
 {
+	t->single = single;
 	t->cap = 256;
 	t->count = 0;
 	t->last[0] = t->last[1] = NULL;
@@ -80,8 +82,28 @@ static int seq_grow(struct drv_seq_table *t)
 	return 0;
 }
 
-/* The entry of (@peer, @tag, @dir), added if new; NULL on -ENOMEM. Under the lock. */
-static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir)
+/* Add the entry of (@peer, @tag, @dir) at @e, its free slot; NULL on -ENOMEM. Under the lock. */
+static struct drv_seq_ent *seq_add(struct drv_seq_table *t, struct drv_seq_ent *e, int32_t peer,
+				   uint64_t tag, uint32_t dir)
+{
+	if ((t->count + 1) * 2 > t->cap) {
+		if (seq_grow(t))
+			return NULL;
+		t->last[0] = t->last[1] = NULL; /* they pointed into the old array */
+		e = seq_slot(t->ents, t->cap, peer, tag, dir);
+	}
+	e->tag = tag;
+	e->peer = peer;
+	e->dir = dir;
+	atomic_store_explicit(&e->next, 0, memory_order_relaxed);
+	t->count++;
+	return e;
+}
+
+/* The entry of (@peer, @tag, @dir), added if new; NULL on -ENOMEM. Under the
+ * lock if @locked; else by the device's one posting thread, locking to add. */
+static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir,
+				     int locked)
 {
 	struct drv_seq_ent **last = &t->last[dir == ACCDMA_OP_RECV];
 	struct drv_seq_ent *e = *last;
@@ -90,17 +112,25 @@ static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint
 		return e;
 	e = seq_slot(t->ents, t->cap, peer, tag, dir);
 	if (!e->dir) {
-		if ((t->count + 1) * 2 > t->cap) {
-			if (seq_grow(t))
-				return NULL;
-			t->last[0] = t->last[1] = NULL; /* they pointed into the old array */
-			e = seq_slot(t->ents, t->cap, peer, tag, dir);
-		}
-		*e = (struct drv_seq_ent){ .tag = tag, .peer = peer, .dir = dir, .next = 0 };
-		t->count++;
+		if (!locked)
+			seq_lock(t);
+		e = seq_add(t, e, peer, tag, dir);
+		if (!locked)
+			seq_unlock(t);
+		if (!e)
+			return NULL;
 	}
 	*last = e;
 	return e;
+}
+
+/* Move the next number of @e by @d: only the numbering thread (or lock holder) writes it. */
+static uint64_t seq_take(struct drv_seq_ent *e, int64_t d)
+{
+	uint64_t n = atomic_load_explicit(&e->next, memory_order_relaxed);
+
+	atomic_store_explicit(&e->next, n + (uint64_t)d, memory_order_relaxed);
+	return n;
 }
 
 /**
@@ -108,33 +138,37 @@ static struct drv_seq_ent *seq_entry(struct drv_seq_table *t, int32_t peer, uint
  * @t: the device's table. @ops/@count: the batch. @seqs: out, one per op
  * (0 for ops that are neither sends nor recvs).
  *
- * One lock for the batch; on failure the numbers already taken are given
- * back, so the next send of the same (peer, tag) still meets the right recv.
+ * One lock for the batch (none with one queue: see struct drv_seq_table); on
+ * failure the numbers already taken are given back, so the next send of the
+ * same (peer, tag) still meets the right recv.
  * Return: 0, or -ENOMEM.
  */
 int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int count, uint64_t *seqs)
 {
-	int i;
+	int i, locked = !t->single;
 
-	seq_lock(t);
+	if (locked)
+		seq_lock(t);
 	for (i = 0; i < count; i++) {
 		struct drv_seq_ent *e;
 
 		seqs[i] = 0;
 		if (ops[i].kind != ACCDMA_OP_SEND && ops[i].kind != ACCDMA_OP_RECV)
 			continue;
-		e = seq_entry(t, ops[i].peer, ops[i].tag, ops[i].kind);
+		e = seq_entry(t, ops[i].peer, ops[i].tag, ops[i].kind, locked);
 		if (!e)
 			goto undo;
-		seqs[i] = e->next++;
+		seqs[i] = seq_take(e, 1);
 	}
-	seq_unlock(t);
+	if (locked)
+		seq_unlock(t);
 	return 0;
 undo:
 	while (i--)
 		if (ops[i].kind == ACCDMA_OP_SEND || ops[i].kind == ACCDMA_OP_RECV)
-			seq_slot(t->ents, t->cap, ops[i].peer, ops[i].tag, ops[i].kind)->next--;
-	seq_unlock(t);
+			seq_take(seq_slot(t->ents, t->cap, ops[i].peer, ops[i].tag, ops[i].kind), -1);
+	if (locked)
+		seq_unlock(t);
 	return -ENOMEM;
 }
 
@@ -146,7 +180,7 @@ uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint3
 	uint64_t n;
 
 	seq_lock(t);
-	n = seq_slot(t->ents, t->cap, peer, tag, dir)->next;
+	n = atomic_load_explicit(&seq_slot(t->ents, t->cap, peer, tag, dir)->next, memory_order_relaxed);
 	seq_unlock(t);
 	return n;
 }

@@ -36,7 +36,7 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 	/* State before generation: a reused slot's POSTED orders its new generation before our read. */
 	if (atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
 	    atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
-	    !(atomic_load_explicit(&(*c)->refs, memory_order_acquire) & Q_REF_TOKEN))
+	    !atomic_load_explicit(&(*c)->token, memory_order_acquire))
 		return -ESTALE;
 	return 0;
 }
@@ -53,12 +53,12 @@ static int is_done(struct q_cpl *c)
 	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_DONE;
 }
 
-/* Give the token back: read the status first, the slot may be reused after the put. */
-static int consume(struct q_cpl *c, enum accdma_status *status)
+/* Give the token back: read the status first, the slot may be reused after. */
+static int consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
 
-	if (q_slot_put_token(c))
+	if (q_slot_consume_token(c, w->opts.queues > 1))
 		return -ESTALE;
 	if (status)
 		*status = st;
@@ -230,7 +230,7 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 		log_timeout(w, t, ms);
 		return -ETIMEDOUT;
 	}
-	return consume(c, status);
+	return consume(w, c, status);
 }
 
 int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
@@ -243,7 +243,7 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 		return rc;
 	if (!is_done(c) && !w->threaded)
 		drv_poll(w); /* a polled device moves only when someone polls it */
-	return is_done(c) ? consume(c, status) : -EAGAIN;
+	return is_done(c) ? consume(w, c, status) : -EAGAIN;
 }
 
 int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
@@ -272,13 +272,13 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {
 				c = token_cpl_checked(w, tokens[j]);
-				if (is_done(c) && consume(c, statuses ? &statuses[j] : NULL) == 0)
+				if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
 					tokens[j] = 0;
 			}
 			log_timeout(w, tokens[i], ms);
 			return -ETIMEDOUT;
 		}
-		rc = consume(c, statuses ? &statuses[i] : NULL);
+		rc = consume(w, c, statuses ? &statuses[i] : NULL);
 		if (rc)
 			return rc;
 		tokens[i] = 0;
@@ -350,7 +350,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		return -ETIMEDOUT;
 	}
 	drv_token_cpl(w, tokens[a.found], &qs, &c);
-	rc = consume(c, status);
+	rc = consume(w, c, status);
 	if (rc)
 		return rc;
 	tokens[a.found] = 0;
@@ -365,7 +365,7 @@ int accdma_release(accdma_world *w, accdma_token t)
 
 	if (rc)
 		return rc;
-	return consume(c, NULL);
+	return consume(w, c, NULL);
 }
 
 int accdma_cancel(accdma_world *w, accdma_token t)

@@ -207,7 +207,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 
 		ds->numa_node = w->numa_map[d];
 		ds->mem_size = opts->mem_size;
-		if (drv_seq_init(&dd->seqs))
+		if (drv_seq_init(&dd->seqs, opts->queues == 1))
 			goto fail;
 		pthread_mutex_init(&dd->mb_lock, NULL);
 		pthread_mutex_init(&dd->mem_lock, NULL);

@@ -63,12 +63,14 @@ void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 }
 
 /**
- * fw_op_finish() - the owning engine lets go of a completed op: drops the
- * references it holds on its dependencies and its own on the slot.
+ * fw_op_finish() - the owning engine lets go of a completed op: drops the pins
+ * it holds on its dependencies. (It holds none on the op's own slot: the
+ * slot is the host's again once DONE is published, q_slot_reusable().)
  * @fd: the device. @q: the op's queue. @op: the op (DONE in the shared record).
  */
 void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
+	(void)q;
 	if (op->deps_held) {
 		for (uint16_t i = 0; i < op->d.num_deps; i++) {
 			uint64_t t = op->d.deps[i];
@@ -79,51 +81,15 @@ void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		op->deps_held = 0;
 	}
 	op->state = FW_OP_DONE;
-	q_slot_put(&q->cpl[op->slot]);
-}
-
-/**
- * fw_op_finish_later() - fw_op_finish() for an op whose last act was a store
- * to another core's line (an eager send's ring slot): the reference drop, a
- * locked instruction, would wait for that store to get its line; it waits for
- * the next pass over the queue instead (fw_queue_drop_later()), by when the
- * line has come. The slot is done meanwhile, and free once the host consumes
- * its token and that pass has run; a host short of slots asks for them back
- * (fw_device_reclaim()).
- * @fd: the device. @q: the op's queue. @op: the op (DONE, holding no dependency).
- */
-void fw_op_finish_later(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
-{
-	if (op->deps_held) {
-		fw_op_finish(fd, q, op);
-		return;
-	}
-	op->state = FW_OP_DONE;
-	q->later[q->nlater++] = op->slot;
-	atomic_store_explicit(&q->sh->deferred, q->nlater, memory_order_relaxed);
-}
-
-/**
- * fw_queue_drop_later() - drop the references fw_op_finish_later() kept.
- * @q: the queue; in a pass over it (or a reset).
- */
-void fw_queue_drop_later(struct fw_queue *q)
-{
-	if (!q->nlater)
-		return;
-	for (uint32_t i = 0; i < q->nlater; i++)
-		q_slot_put(&q->cpl[q->later[i]]);
-	q->nlater = 0;
-	atomic_store_explicit(&q->sh->deferred, 0, memory_order_release);
 }
 
 /**
  * fw_complete_waiting() - complete an op that was waiting in a rendezvous
- * table, on behalf of its owning engine, and drop the owner's reference.
+ * table, on behalf of its owning engine.
  * @w: the arena. @dev/@queue/@slot: the waiting op. @st/@bytes: its outcome.
  *
- * The owner holds nothing else by then (dependencies were released when the
- * op became ready), so the slot is free as soon as the host consumes the
+ * The owner holds nothing by then (dependencies were released when the op
+ * became ready), so the slot may be reused as soon as the host consumes the
  * token: a host that waits and posts again never finds its queue full. The
  * owner notices from the slot's generation and state and forgets the op.
  */
@@ -131,5 +97,4 @@ void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uin
 			 enum accdma_status st, uint64_t bytes)
 {
 	complete(w, dev, queue, slot, st, bytes, 0, 1);
-	q_slot_put(&q_cpls(w, q_queue(w, dev, queue))[slot]);
 }

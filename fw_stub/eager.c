@@ -316,7 +316,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	if (!dd->polled)
 		q_device_kick(dd, 0, w->engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
-	fw_op_finish_later(fd, q, op); /* its locked drop would wait for the ring line */
+	fw_op_finish(fd, q, op);
 	return 1;
 }
 

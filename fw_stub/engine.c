@@ -105,28 +105,6 @@ void fw_device_poll_end(struct fw_device *fd, int wake)
 		fw_wake_nappers(fd);
 }
 
-int fw_device_reclaim(struct fw_device *fd)
-{
-	int left = 0;
-
-	if (!fd)
-		return 0;
-	for (uint32_t e = 0; e < fd->nengines; e++) {
-		struct fw_engine *en = &fd->engines[e];
-
-		/* Its engine lists are ours only in a pass; if a pass runs now, it
-		 * dropped them when it started, and the next one will drop the rest. */
-		if (atomic_exchange_explicit(&en->in_pass, 1, memory_order_acquire)) {
-			left = 1;
-			continue;
-		}
-		for (uint32_t i = 0; i < en->nqueues; i++)
-			fw_queue_drop_later(en->queues[i]);
-		atomic_store_explicit(&en->in_pass, 0, memory_order_release);
-	}
-	return left;
-}
-
 int fw_device_poll(struct fw_device *fd)
 {
 	int progress = 0;
@@ -232,8 +210,7 @@ static int queue_init(struct fw_device *fd, struct fw_queue *q, uint32_t index)
 	q->head = atomic_load(&sh->sq_head);
 	q->ops = calloc(sh->depth, sizeof(*q->ops));
 	q->pend = calloc(sh->depth, sizeof(*q->pend));
-	q->later = calloc(sh->depth, sizeof(*q->later));
-	return q->ops && q->pend && q->later ? 0 : -ENOMEM;
+	return q->ops && q->pend ? 0 : -ENOMEM;
 }
 
 void fw_device_stop(struct fw_device *fd)
@@ -252,7 +229,6 @@ void fw_device_stop(struct fw_device *fd)
 	for (uint32_t q = 0; fd->queues && q < fd->w->queues; q++) {
 		free(fd->queues[q].ops);
 		free(fd->queues[q].pend);
-		free(fd->queues[q].later);
 	}
 	for (uint32_t e = 0; fd->engines && e < fd->nengines; e++)
 		free(fd->engines[e].queues);

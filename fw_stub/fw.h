@@ -40,15 +40,6 @@ void fw_device_stop(struct fw_device *fd);
 int fw_device_poll(struct fw_device *fd);
 
 /**
- * fw_device_reclaim() - drop now the slot references the engines keep until
- * their next pass (fw_op_finish_later()), for a host that finds no free slot.
- * @fd: the device (NULL is ignored).
- * Return: non-zero if an engine was in a pass and may still hold some: its
- * next pass drops them; call again.
- */
-int fw_device_reclaim(struct fw_device *fd);
-
-/**
  * fw_device_poll_begin() - a host thread starts polling the device: its engine
  * threads nap rather than compete for the core.
  * @fd: the device (NULL is ignored).

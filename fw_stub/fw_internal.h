@@ -38,8 +38,6 @@ struct fw_queue {
 	struct fw_op *ops; /* by slot */
 	uint32_t *pend;    /* pending slots in issue order */
 	uint32_t npend;
-	uint32_t *later;   /* done slots whose reference we drop at the next pass */
-	uint32_t nlater;
 	int retry;         /* an op found the rendezvous table full: poll, don't sleep long */
 };
 
@@ -156,8 +154,6 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes);
 void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
-void fw_op_finish_later(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
-void fw_queue_drop_later(struct fw_queue *q);
 void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
 			 enum accdma_status st, uint64_t bytes);
 

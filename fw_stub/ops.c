@@ -386,7 +386,6 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
 {
 	int progress = 0;
 
-	fw_queue_drop_later(q);
 	/* Advance what is pending, read what is new, and advance once more so
 	 * that a new op starts in the pass that read it, not one pass later. */
 	for (int round = 0; round < 2; round++) {
@@ -426,7 +425,6 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 {
 	uint32_t out = 0;
 
-	fw_queue_drop_later(q);
 	for (uint32_t i = 0; i < q->npend; i++) {
 		struct fw_op *op = &q->ops[q->pend[i]];
 

@@ -70,16 +70,19 @@ struct q_desc {
 
 /**
  * struct q_cpl - the completion record of one slot. @state moves
- * FREE -> RESERVED -> POSTED (host) -> DONE (any engine) -> FREE (last reference).
- * @refs counts the owning engine and each dependent, plus Q_REF_TOKEN while
- * the host's token holds the slot (one word: consuming a token is one
- * compare-and-swap, and a second consume of it finds the bit gone).
+ * FREE -> RESERVED -> POSTED (host) -> DONE (any engine) -> RESERVED (the
+ * queue's producer takes it again: q_slot_reusable()).
+ * A done slot is reused once its @token is consumed and no dependent pins it
+ * (@refs). The engine keeps no reference: publishing DONE is its last write
+ * to the record. So completing an op and consuming its token are plain
+ * stores, not locked instructions (a locked one waits for every store before
+ * it, such as an eager send's line in another core's ring).
  */
 struct q_cpl {
 	_Atomic uint32_t state;
 	_Atomic uint32_t gen;
-	_Atomic uint32_t refs;
-	uint32_t pad;
+	_Atomic uint32_t refs;  /* dependents' pins (q_slot_tryget) */
+	_Atomic uint32_t token; /* 1 while the op's token is live (not consumed) */
 	_Atomic uint32_t status;
 	_Atomic uint32_t stage;
 	_Atomic uint32_t cancel;
@@ -96,10 +99,7 @@ struct q_queue_sh {
 	_Atomic uint64_t submitted;
 	uint8_t pad_host[Q_CACHELINE - 24];
 	_Atomic uint32_t sq_head; /* engine */
-	/* Done slots whose engine reference the engine drops at its next pass
-	 * over the queue (fw_op_finish_later()); the host asks for them back
-	 * with fw_device_reclaim() when it finds no free slot. */
-	_Atomic uint32_t deferred;
+	uint32_t pad_e;
 	_Atomic uint64_t completed_own; /* by the owning engine: a plain add */
 	_Atomic uint64_t errors;
 	uint8_t pad_eng[Q_CACHELINE - 24];
@@ -393,26 +393,36 @@ void q_layout_fini(struct q_world_sh *w);
 /* ---- slot references (slot.c) ------------------------------------------- */
 
 /**
- * q_slot_tryget() - take a reference on a slot if it still holds generation @gen.
+ * q_slot_tryget() - pin a slot for a dependent if it holds generation @gen
+ * and that op's token is live.
  * @c: the completion record. @gen: the expected generation.
- * Return: 1 if a reference was taken, 0 if the slot is free or reused.
+ * Return: 1 if pinned, 0 if the token was consumed or the slot reused.
  */
 int q_slot_tryget(struct q_cpl *c, uint32_t gen);
 
 /**
- * q_slot_put() - drop a reference; the last one frees the slot.
+ * q_slot_put() - drop a dependent's pin.
  * @c: the completion record.
  */
 void q_slot_put(struct q_cpl *c);
 
-#define Q_REF_TOKEN 0x80000000u /* q_cpl.refs: the host's token holds the slot */
-
 /**
- * q_slot_put_token() - the host gives its token back (consume or release).
+ * q_slot_consume_token() - the host gives an op's token back (consume or release).
  * @c: the completion record.
+ * @shared: the device has more than one queue, so another queue's producer
+ *          may pin the slot meanwhile: a locked exchange (see slot.c).
+ *          Otherwise a plain store.
  * Return: 0, or -ESTALE if the token was already given back.
  */
-int q_slot_put_token(struct q_cpl *c);
+int q_slot_consume_token(struct q_cpl *c, int shared);
+
+/**
+ * q_slot_reusable() - may the queue's producer take this slot for a new op?
+ * @c: the completion record.
+ * Return: 1 if it was never used, or is done with its token consumed and no
+ * dependent pinning it.
+ */
+int q_slot_reusable(struct q_cpl *c);
 
 /**
  * q_single_writer_add() - add @d to counter @c that only one thread at a time

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * slot.c - reference counting of completion slots.
+ * slot.c - when a completion slot may be reused.
  *
- * A slot is reused only when nobody can still look at it: the host's token,
- * the engine that owns the op, and every op that depends on it each hold a
- * reference. (The engine's matters when the host releases the token of an op
- * still pending: the op must still run, and its slot stay taken until then.)
- * Taking a reference checks the generation, so a stale token never pins a
- * newer op.
+ * A slot is reused only when nobody can still look at it: the op is done
+ * (the engine's last write), its token was consumed, and no op that depends
+ * on it pins it. Only the queue's producer reuses slots (q_slot_reusable, at
+ * post time), so none of the three needs a locked instruction to say "I let
+ * go": each is a plain store, and the producer reads all three. Pinning
+ * checks the token and the generation, so a stale token never pins a newer op.
+ *
+ * The one race: a producer of another queue of the same device pins the slot
+ * (q_slot_tryget) while its token is consumed and the slot's own producer
+ * looks. The pin's add is locked; if the consume is too (a device with
+ * several queues), then of "pin, read token" and "consume, read pin" one sees
+ * the other, and the slot is not reused under a pin that succeeded. With one
+ * queue, the pinner and the reuser are the same thread, so the consume is a
+ * plain store.
  */
 #include <errno.h>
 
@@ -15,14 +23,11 @@
 
 int q_slot_tryget(struct q_cpl *c, uint32_t gen)
 {
-	uint32_t r = atomic_load_explicit(&c->refs, memory_order_acquire);
-
-	do {
-		if (r == 0)
-			return 0;
-	} while (!atomic_compare_exchange_weak_explicit(&c->refs, &r, r + 1, memory_order_acq_rel,
-							memory_order_acquire));
-	if (atomic_load_explicit(&c->gen, memory_order_acquire) != gen) {
+	atomic_fetch_add_explicit(&c->refs, 1, memory_order_seq_cst);
+	/* Token before generation: a reused slot's live token is published after
+	 * its new generation, so a live token read here comes with the new one. */
+	if (!atomic_load_explicit(&c->token, memory_order_seq_cst) ||
+	    atomic_load_explicit(&c->gen, memory_order_acquire) != gen) {
 		q_slot_put(c);
 		return 0;
 	}
@@ -31,21 +36,28 @@ int q_slot_tryget(struct q_cpl *c, uint32_t gen)
 
 void q_slot_put(struct q_cpl *c)
 {
-	if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
-		atomic_store_explicit(&c->state, Q_SLOT_FREE, memory_order_release);
+	/* release: the dependent's reads of the slot come before its reuse */
+	atomic_fetch_sub_explicit(&c->refs, 1, memory_order_release);
 }
 
-int q_slot_put_token(struct q_cpl *c)
+int q_slot_consume_token(struct q_cpl *c, int shared)
 {
-	uint32_t r = atomic_load_explicit(&c->refs, memory_order_relaxed), nr;
-
-	do {
-		if (!(r & Q_REF_TOKEN))
-			return -ESTALE;
-		nr = r & ~Q_REF_TOKEN;
-	} while (!atomic_compare_exchange_weak_explicit(&c->refs, &r, nr, memory_order_acq_rel,
-							memory_order_relaxed));
-	if (nr == 0)
-		atomic_store_explicit(&c->state, Q_SLOT_FREE, memory_order_release);
+	if (shared)
+		return atomic_exchange_explicit(&c->token, 0, memory_order_seq_cst) ? 0 : -ESTALE;
+	if (!atomic_load_explicit(&c->token, memory_order_relaxed))
+		return -ESTALE;
+	/* release: the caller read the status before the slot can be reused */
+	atomic_store_explicit(&c->token, 0, memory_order_release);
 	return 0;
+}
+
+int q_slot_reusable(struct q_cpl *c)
+{
+	uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+
+	if (st == Q_SLOT_FREE)
+		return 1;
+	/* seq_cst loads (plain on x86): token, then pins, against q_slot_tryget's order */
+	return st == Q_SLOT_DONE && !atomic_load_explicit(&c->token, memory_order_seq_cst) &&
+	       !atomic_load_explicit(&c->refs, memory_order_seq_cst);
 }

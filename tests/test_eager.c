@@ -43,8 +43,8 @@
  *    also when the message lands after the failure (dropped then, so the
  *    ring keeps all its room);
  *  - a full queue of eager sends, waited and consumed, and a full queue
- *    posted right after: the slots the engine lets go of at its next pass
- *    are asked back (polled devices, engine threads, host polling or not);
+ *    posted right after: every slot is free as soon as its token is
+ *    consumed (polled devices, engine threads, host polling or not);
  *  - failed small sends (bad key, out of bounds): recv PEER_ERROR, both orders;
  *  - permutation stress on 2, 4, 8 devices, lock-step and windowed (the
  *    window of 100 overflows the ring: both paths mixed on one tag);
@@ -1208,10 +1208,10 @@ static void run_bad_recv_first(const struct cfg *c)
 	ctx[0] = 0;
 }
 
-/* An eager send's engine lets go of its slot at its next pass (its locked
- * reference drop would wait for the ring line): a host that consumed every
- * token still gets a whole queue at once. Depth 64: two full batches of 64
- * sends, the second posted right after the first's tokens are consumed. */
+/* An eager send's engine keeps nothing of its slot once the send is done: a
+ * host that consumed every token gets a whole queue at once. Depth 64: two
+ * full batches of 64 sends, the second posted right after the first's tokens
+ * are consumed. */
 static void run_full_queue_again(const struct cfg *c, int poll)
 {
 	enum { D = 64 };
