@@ -193,13 +193,6 @@ static void advance_done(struct fw_device *fd, struct fw_eager_rx *rx)
 	}
 }
 
-/* A held message's payload has been copied out (or dropped): its slots are room again. */
-static void release(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx)
-{
-	unhold(rx, idx);
-	advance_done(fd, rx);
-}
-
 /* A message just landed: if its recv waits in our rendezvous table, complete
  * the recv; if the recv was withdrawn (cancel, reset), drop the message.
  * Return: 1 if it was consumed (delivered or dropped), 0 if nobody asked for it yet. */
@@ -228,22 +221,29 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	return 1;
 }
 
-/* Take in what @src put in its ring since we last looked. Under eager_rx.
- * A head whose length is out of range (a peer process gone wrong) is taken
- * as one position; its recv fails PEER_ERROR (deliver). */
-static void scan(struct fw_device *fd, uint32_t src)
+/* Take in what @src put in its ring since we last looked, and stop at the
+ * message carrying (@tag, @seq) if @want: that one is returned, not held (its
+ * recv takes it now), and what follows stays in the ring for the next look.
+ * Recvs posted in the order of their sends so find each message at the
+ * cursor and never hold it. Under eager_rx. A head whose length is out of
+ * range (a peer process gone wrong) is taken as one position; its recv fails
+ * PEER_ERROR (deliver).
+ * Return: the wanted message's head slot, or -1. */
+static int scan(struct fw_device *fd, uint32_t src, int want, uint64_t tag, uint64_t seq)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 
 	for (;;) {
 		uint32_t idx = slot_of(fd, rx->cursor), len;
+		const struct q_eager_slot *s = &rx->ring->slots[idx];
 
-		if (atomic_load_explicit(&rx->ring->slots[idx].stamp, memory_order_acquire) !=
-		    q_eager_stamp(rx->cursor))
-			return;
-		len = rx->ring->slots[idx].len;
+		if (atomic_load_explicit(&s->stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
+			return -1;
+		len = s->len;
 		rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
 		rx->cursor += rx->span[idx];
+		if (want && s->tag == tag && s->seq == seq)
+			return (int)idx;
 		if (to_waiting_recv(fd, src, idx))
 			advance_done(fd, rx);
 		else
@@ -267,6 +267,24 @@ static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t 
 			return rx->index[b];
 	}
 	return -1;
+}
+
+/* The message carrying (@tag, @seq) from @src if it landed: held, or next in
+ * the ring (*@held says which). Under eager_rx. Return: its head slot, or -1. */
+static int take(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq, int *held)
+{
+	int idx = find_held(fd, src, tag, seq);
+
+	*held = idx >= 0;
+	return *held ? idx : scan(fd, src, 1, tag, seq);
+}
+
+/* The message at @idx has been copied out (or dropped): its slots are room again. */
+static void taken(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx, int held)
+{
+	if (held)
+		unhold(rx, idx);
+	advance_done(fd, rx);
 }
 
 /* Is @op a send or recv with a peer we have a ring with? */
@@ -332,20 +350,19 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost)
 {
 	uint32_t src = (uint32_t)op->d.peer;
-	int ring = has_ring(fd, op), idx;
+	int ring = has_ring(fd, op), idx, held;
 	enum fw_arrive r = FW_ARRIVE_DONE;
 	uint64_t bytes;
 
 	if (ring) {
 		eager_lock(fd, &fd->eager_rx_lock);
-		scan(fd, src);
-		idx = find_held(fd, src, op->d.tag, op->d.seq);
+		idx = take(fd, src, op->d.tag, op->d.seq, &held);
 		if (idx >= 0) {
 			struct fw_eager_rx *rx = &fd->eager_rx[src];
 			enum accdma_status st = deliver(fd, rx->ring, (uint32_t)idx, op->addr,
 							op->d.length, &bytes);
 
-			release(fd, rx, (uint32_t)idx);
+			taken(fd, rx, (uint32_t)idx, held);
 			eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
 			return FW_ARRIVE_DONE;
@@ -383,7 +400,7 @@ int fw_eager_poll(struct fw_device *fd)
 
 		if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
 			continue;
-		scan(fd, src);
+		scan(fd, src, 0, 0, 0);
 		landed |= rx->cursor - before;
 	}
 	eager_unlock(fd, &fd->eager_rx_lock);
@@ -413,17 +430,16 @@ void fw_eager_unwait(struct fw_device *fd, int32_t src)
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
 	uint32_t src = (uint32_t)op->d.peer;
-	int idx;
+	int idx, held;
 
 	if (!has_ring(fd, op)) {
 		fw_match_fail(fd, q, op, st);
 		return;
 	}
 	eager_lock(fd, &fd->eager_rx_lock);
-	scan(fd, src);
-	idx = find_held(fd, src, op->d.tag, op->d.seq);
+	idx = take(fd, src, op->d.tag, op->d.seq, &held);
 	if (idx >= 0) {
-		release(fd, &fd->eager_rx[src], (uint32_t)idx);
+		taken(fd, &fd->eager_rx[src], (uint32_t)idx, held);
 	} else {
 		/* The marker must be found by the message if it lands later (else
 		 * it would be held, unasked for, for good, and its slots never

@@ -54,6 +54,7 @@ struct bw_devstate {
 	struct accdma_op *tmpl;     /* per slot and op: the op, built once (deps set at post) */
 	enum accdma_status *st;    /* win * nops */
 	long tail, head;           /* iterations [tail, head) in flight */
+	int nodeps;                /* no op depends on another: posted straight from tmpl */
 	/* sync mode */
 	int pc;                    /* next op of the current iteration */
 	int fence_j;               /* the op (and token) index of the fence it is blocked on, or -1 */
@@ -192,15 +193,14 @@ static int wait_oldest(struct bw_ctx *c, int d)
 	return wait_iters(c, d, 1);
 }
 
-/* Post the ops gathered so far with one doorbell. */
-static int flush(struct bw_ctx *c, int d)
+/* Post @n ops of device @d with one doorbell, their tokens into @out; a full
+ * queue waits on the oldest iteration not being posted now. */
+static int post_ops(struct bw_ctx *c, int d, const struct accdma_op *ops, int n, accdma_token *out)
 {
 	struct bw_devstate *ds = &c->dev[d];
-	int rc, i;
+	int rc;
 
-	if (!c->nb)
-		return 0;
-	while ((rc = accdma_post(ds->q, c->ops, c->nb, c->out)) == -EAGAIN) {
+	while ((rc = accdma_post(ds->q, ops, n, out)) == -EAGAIN) {
 		/* queue full: wait on the oldest iteration not being posted now */
 		if (ds->tail >= c->first_iter) {
 			fprintf(stderr, "accdma-bw: queue of device %d full with only the current "
@@ -211,10 +211,22 @@ static int flush(struct bw_ctx *c, int d)
 			return -1;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "accdma-bw: device %d: accdma_post of %d ops: %s\n", d, c->nb,
-			strerror(-rc));
+		fprintf(stderr, "accdma-bw: device %d: accdma_post of %d ops: %s\n", d, n, strerror(-rc));
 		return -1;
 	}
+	return 0;
+}
+
+/* Post the ops gathered so far with one doorbell. */
+static int flush(struct bw_ctx *c, int d)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int i;
+
+	if (!c->nb)
+		return 0;
+	if (post_ops(c, d, c->ops, c->nb, c->out))
+		return -1;
 	for (i = 0; i < c->nb; i++) {
 		int slot = c->slot_of[i];
 		ds->tok[(size_t)slot * ds->dp->nops + ds->ntok[slot]++] = c->out[i];
@@ -287,12 +299,38 @@ static int add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
 	return 0;
 }
 
+/* Iterations with no dependencies: their ops are the templates as they are,
+ * posted from where they lie, tokens written straight into place (consecutive
+ * iterations are consecutive slots: one post, two where the window wraps). */
+static int post_direct(struct bw_ctx *c, int d, long k, int b)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int per = ds->dp->nops;
+
+	c->first_iter = k;
+	while (b > 0) {
+		int slot = (int)(k % c->win), n = b < c->win - slot ? b : c->win - slot;
+		size_t base = (size_t)slot * (size_t)per;
+
+		ds->head = k + n;
+		if (post_ops(c, d, &ds->tmpl[base], n * per, &ds->tok[base]))
+			return -1;
+		for (int j = 0; j < n; j++)
+			ds->ntok[slot + j] = per;
+		k += n;
+		b -= n;
+	}
+	return 0;
+}
+
 /* Post iterations [k, k + b) of device @d. */
 static int post_iters(struct bw_ctx *c, int d, long k, int b)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	long it;
 
+	if (ds->nodeps)
+		return post_direct(c, d, k, b);
 	c->nb = 0;
 	c->first_iter = k;
 	for (it = k; it < k + b; it++) {
@@ -659,6 +697,10 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 			for (int j = 0; j < ds->dp->nops; j++)
 				make_op(c, ds, slot, &ds->dp->ops[j],
 					&ds->tmpl[(size_t)slot * ds->dp->nops + (size_t)j]);
+		ds->nodeps = 1;
+		for (int j = 0; j < ds->dp->nops; j++)
+			if (ds->dp->ops[j].dep >= 0)
+				ds->nodeps = 0;
 		/* touch every page now, so no run pays the first-touch faults */
 		memset(ds->src, 0x5a, srclen);
 		if (dstlen)
