@@ -7,9 +7,10 @@
  * slot up to 40 bytes, one more per 60 bytes beyond) and completes the send
  * (its buffer may be reused). The receiver's engines take
  * slots out of order, by (tag, seq): a recv that arrives looks at what its
- * sender has put in the ring; a recv already waiting in the rendezvous table
- * is found by the engine that sees the message land. A message nobody asked
- * for yet stays in its slot ("held") until its recv arrives.
+ * sender has put in the ring; a small recv that finds nothing waits parked
+ * and looks again at each pass (may_park()); a larger one waits in the
+ * rendezvous table and is found by the engine that sees the message land. A
+ * message nobody asked for yet stays in its slot ("held") until its recv arrives.
  *
  * So a small send costs the receiver the lines it reads once, instead of a
  * round trip through the rendezvous table's lock and entries; the consumed
@@ -338,14 +339,31 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	return 1;
 }
 
+/*
+ * May @op wait for its message parked (in no rendezvous table)? Only a recv
+ * an eager message can fill, and only while no send waits in our table: a
+ * send that waits there (rendezvous: too large, or its ring was full) or
+ * failed leaves an entry, counts it in rdv_sends and kicks us, and the
+ * parked recv then looks in the table at its next pass. Parking spares the
+ * common small recv that comes before its message two trips through the
+ * table's lock (insert, then take out when the message lands).
+ */
+static int may_park(const struct fw_device *fd, const struct fw_op *op)
+{
+	return op->d.length <= fd->w->eager_max &&
+	       !atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire);
+}
+
 /**
  * fw_eager_recv() - a ready recv takes its message from the ring if it is
- * there, else waits at the rendezvous.
- * @fd/@q/@op: the recv.
+ * there, else waits for it: parked if it is small and no send waits in our
+ * table (looked at again at every pass), else at the rendezvous.
+ * @fd/@q/@op: the recv (READY, or PARKED by an earlier call).
  * @lost: its sender's process is gone: what it sent before is still taken,
  *        but nothing more will come (the recv completes PEER_LOST).
- * Return: as fw_match_arrive(). The look and the wait are one step under
- * eager_rx, so a message that lands in between is matched by the next scan.
+ * Return: as fw_match_arrive() (FW_ARRIVE_WAIT also when parked). The look
+ * and the wait are one step under eager_rx, so a message that lands in
+ * between is matched by the next scan (or the parked recv's next look).
  */
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost)
 {
@@ -366,6 +384,15 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 			eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
 			return FW_ARRIVE_DONE;
+		}
+		if (!lost && may_park(fd, op)) {
+			eager_unlock(fd, &fd->eager_rx_lock);
+			if (op->state != FW_OP_PARKED) {
+				op->state = FW_OP_PARKED;
+				atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
+						      memory_order_relaxed);
+			}
+			return FW_ARRIVE_WAIT;
 		}
 	}
 	if (lost) {

@@ -9,8 +9,11 @@
 
 #include "fw_stub/fw.h"
 
-/* Engine-private life of an op, beside the shared completion record. */
-enum fw_op_state { FW_OP_DEPS = 1, FW_OP_READY, FW_OP_PEER, FW_OP_DONE };
+/* Engine-private life of an op, beside the shared completion record.
+ * PEER: waiting in a rendezvous table, where its partner may complete it.
+ * PARKED: a small recv waiting for its eager message, in no table: only its
+ * own engine completes it (fw_eager_recv). */
+enum fw_op_state { FW_OP_DEPS = 1, FW_OP_READY, FW_OP_PEER, FW_OP_DONE, FW_OP_PARKED };
 
 /**
  * struct fw_op - the engine's copy of a descriptor (never re-read from shared

@@ -83,10 +83,23 @@ static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, int32_t src
 	return &t[i];
 }
 
+/* Set whose entry @e is, keeping the count of send entries (under the lock). */
+static void rdv_set_side(struct q_dev_sh *d, struct q_rdv *e, uint16_t side)
+{
+	uint32_t n = atomic_load_explicit(&d->rdv_sends, memory_order_relaxed);
+
+	n -= e->side == ACCDMA_OP_SEND;
+	n += side == ACCDMA_OP_SEND;
+	e->side = side;
+	atomic_store_explicit(&d->rdv_sends, n, memory_order_release);
+}
+
 /* Backward-shift deletion keeps probe chains unbroken without tombstones. */
 static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, struct q_rdv *e)
 {
 	uint32_t cap = d->rdv_cap, i = (uint32_t)(e - t), j = i;
+
+	rdv_set_side(d, e, 0);
 
 	for (;;) {
 		j = (j + 1) & (cap - 1);
@@ -116,9 +129,10 @@ static struct q_dev_sh *rdv_home(struct fw_device *fd, const struct fw_op *op, i
 }
 
 /* What the partner needs to move the data and complete this op. */
-static void rdv_fill(struct q_rdv *e, struct fw_device *fd, struct fw_queue *q, const struct fw_op *op)
+static void rdv_fill(struct q_dev_sh *home, struct q_rdv *e, struct fw_device *fd, struct fw_queue *q,
+		     const struct fw_op *op)
 {
-	e->side = op->d.kind;
+	rdv_set_side(home, e, op->d.kind);
 	e->failed = 0;
 	e->key = op->d.key;
 	e->offset = op->d.offset;
@@ -211,11 +225,14 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	if (!e) {
 		e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
 		if (e) {
-			rdv_fill(e, fd, q, op);
+			rdv_fill(home, e, fd, q, op);
 			op->state = FW_OP_PEER;
 			atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
 		}
 		rdv_unlock(home);
+		/* A send waits: its recv may be parked, and its engine asleep. */
+		if (e && op->d.kind == ACCDMA_OP_SEND)
+			q_device_kick(home, 0, fd->w->engines);
 		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
 	}
 	mate = *e;
@@ -223,7 +240,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	 * engine: in a permute each device then copies what it receives, instead
 	 * of whichever arrived second copying both directions. */
 	if (may_hand_off(fd, op, &mate)) {
-		rdv_fill(e, fd, q, op);
+		rdv_fill(home, e, fd, q, op);
 		op->state = FW_OP_PEER;
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
 		handoff_flag(fd->w, &mate);
@@ -283,11 +300,14 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 	}
 	e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
 	if (e) {
-		e->side = op->d.kind;
+		rdv_set_side(home, e, op->d.kind);
 		e->failed = (uint16_t)st;
 		e->dev = (int32_t)fd->id;
 	}
 	rdv_unlock(home);
+	/* A failed send's marker: its recv may be parked, and its engine asleep. */
+	if (e && op->d.kind == ACCDMA_OP_SEND)
+		q_device_kick(home, 0, fd->w->engines);
 }
 
 /**

@@ -140,10 +140,12 @@ static int deps_valid(struct fw_device *fd, const struct q_desc *d)
  * dependency tokens it uses (a bad count is caught by deps_valid on the copy). */
 static void read_desc(struct q_desc *dst, const struct q_desc *src)
 {
-	uint16_t n;
+	/* The count is read once, from the source: the copy's and the length
+	 * copied agree, and nothing waits to read back what was just stored. */
+	uint16_t num = src->num_deps, n = num <= ACCDMA_MAX_DEPS ? num : 0;
 
 	memcpy(dst, src, offsetof(struct q_desc, deps));
-	n = dst->num_deps <= ACCDMA_MAX_DEPS ? dst->num_deps : 0;
+	dst->num_deps = num;
 	if (n)
 		memcpy(dst->deps, src->deps, n * sizeof(dst->deps[0]));
 }
@@ -260,7 +262,8 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	uint64_t bytes = 0;
 	int lost;
 
-	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
+		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
 	lost = (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
 	/* A small send leaves at once; a recv first looks in its sender's ring,
 	 * which may hold what a peer sent before it went away. */

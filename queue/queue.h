@@ -90,14 +90,19 @@ struct q_cpl {
 	_Atomic uint64_t bytes;
 } __attribute__((aligned(Q_CACHELINE)));
 
-/** struct q_queue_sh - shared control of one queue; host and engine fields on separate lines. */
+/**
+ * struct q_queue_sh - shared control of one queue: what never changes after
+ * set-up (read on every token check and completion), the host's fields and
+ * the engine's fields each on a line of their own.
+ */
 struct q_queue_sh {
-	_Atomic uint32_t sq_tail; /* host */
+	uint64_t desc_off, cpl_off, sq_off; /* from the arena base */
 	uint32_t depth;
 	uint32_t engine;
+	_Atomic uint32_t sq_tail __attribute__((aligned(Q_CACHELINE))); /* host */
 	uint32_t pad;
 	_Atomic uint64_t submitted;
-	uint8_t pad_host[Q_CACHELINE - 24];
+	uint8_t pad_host[Q_CACHELINE - 16];
 	_Atomic uint32_t sq_head; /* engine */
 	uint32_t pad_e;
 	_Atomic uint64_t completed_own; /* by the owning engine: a plain add */
@@ -106,7 +111,6 @@ struct q_queue_sh {
 	/* Completions by other engines (a peer's, for an op that waited at the
 	 * rendezvous): a locked add, on its own line. q_queue_completed() sums. */
 	_Atomic uint64_t completed __attribute__((aligned(Q_CACHELINE)));
-	uint64_t desc_off, cpl_off, sq_off; /* from the arena base */
 } __attribute__((aligned(Q_CACHELINE)));
 
 /** q_queue_completed() - ops of queue @qs completed so far, by any engine. */
@@ -261,6 +265,10 @@ struct q_dev_sh {
 	pthread_mutex_t rdv_lock __attribute__((aligned(Q_CACHELINE))); /* shared arenas: robust */
 	_Atomic uint32_t rdv_spin; /* one process: a plain spinlock is cheaper */
 	uint32_t rdv_count;
+	/* Entries of sends (waiting, or failed markers) in the table: written
+	 * under the lock, read without it by parked recvs, which look in the
+	 * table only when it is not 0 (fw_eager_recv()). */
+	_Atomic uint32_t rdv_sends;
 	struct q_engine_sh engines[Q_MAX_ENGINES];
 	struct q_region regions[Q_MAX_REGIONS];
 } __attribute__((aligned(Q_CACHELINE)));

@@ -36,6 +36,10 @@
  *  - self-send, and two sources into one device on one tag;
  *  - 8-byte and 4096-byte sends alternating on one tag: sends first, recvs
  *    first, half and half; FIFO and data;
+ *  - a small recv that waits for its message in no table (parked) still meets
+ *    a send that comes by rendezvous: one too large for it (TRUNCATED), and
+ *    small ones sent while the ring is full; the recv's engine may sleep
+ *    meanwhile (the waiting send kicks it), host polling or not;
  *  - truncation: a 32-byte eager send into a 16-byte recv: recv TRUNCATED and
  *    untouched, send OK; the next pair on the tag works;
  *  - cancel: a recv canceled before its eager send arrives; the next recv gets
@@ -1116,6 +1120,67 @@ static void test_truncation(void **state)
 	}
 }
 
+/* A parked recv (small, before its message) meets rendezvous sends: a 4 KiB
+ * send into a 16-byte recv, and 8-byte sends that find the ring full. */
+static void run_parked_rendezvous(const struct cfg *c, int poll)
+{
+	enum { FILL = RING }; /* exactly a full ring of one-slot messages */
+	struct pr p;
+	accdma_token s, r, fill[FILL], rs[3], ss[3];
+	int32_t *src32, *dst32;
+
+	CTX("parked recv meets rendezvous engines=%d queues=%d poll=%d", c->engines, c->queues, poll);
+	if (!poll) /* engine threads only: only the waiting send's kick wakes the recv's engine */
+		setenv("ACCDMA_POLL", "0", 1);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	unsetenv("ACCDMA_POLL");
+	/* too large for the recv: both end TRUNCATED, nothing lands */
+	r = pr_recv(&p, 21, 16, 16);
+	still_pending(p.w, 1, p.qri, r); /* its engine may be asleep by now */
+	s = pr_send(&p, 21, 0, 4096, 70);
+	th_wait_st(p.w, s, ACCDMA_ST_TRUNCATED);
+	th_wait_st(p.w, r, ACCDMA_ST_TRUNCATED);
+	th_check_u8(p.dst, DST_SIZE, GUARD, "memory around and in the truncated recv");
+	/* fill the ring with tag 22 (nobody asks yet), then recvs on tag 23
+	 * first: their sends find no room and go by rendezvous */
+	src32 = (int32_t *)p.src;
+	dst32 = (int32_t *)p.dst;
+	for (int k = 0; k < FILL; k++) {
+		src32[k] = 5000 + k;
+		assert_int_equal(accdma_send(p.qs, 1, 22, p.ks, (uint64_t)k * 4, 4, NULL, 0, &fill[k]), 0);
+	}
+	for (int k = 0; k < FILL; k++)
+		eager_done(p.w, fill[k]);
+	for (int k = 0; k < 3; k++)
+		rs[k] = pr_recv(&p, 23, 4096 + (uint64_t)k * 64, 64);
+	still_pending(p.w, 1, p.qri, rs[0]);
+	for (int k = 0; k < 3; k++)
+		ss[k] = pr_send(&p, 23, 2048 + (uint64_t)k * 64, 8 + (uint64_t)k, 80u + (uint32_t)k);
+	for (int k = 0; k < 3; k++) {
+		th_wait_ok(p.w, rs[k]);
+		th_wait_ok(p.w, ss[k]);
+		check_landed(p.dst, 4096 + (uint64_t)k * 64, 64, 8 + (uint64_t)k, 80u + (uint32_t)k);
+	}
+	/* the ring's messages are all still there, in order */
+	for (int k = 0; k < FILL; k++)
+		assert_int_equal(accdma_recv(p.qr, 0, 22, p.kd, 8192 + (uint64_t)k * 4, 4, NULL, 0, &fill[k]), 0);
+	for (int k = 0; k < FILL; k++)
+		th_wait_ok(p.w, fill[k]);
+	for (int k = 0; k < FILL; k++)
+		assert_int_equal(dst32[2048 + k], 5000 + k);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_parked_rendezvous(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++) {
+		run_parked_rendezvous(&cfgs[i], 1);
+		run_parked_rendezvous(&cfgs[i], 0);
+	}
+}
+
 /* ---- 8. cancel ------------------------------------------------------------------- */
 
 static void run_cancel(const struct cfg *c)
@@ -1749,6 +1814,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),
 		cmocka_unit_test_teardown(test_mixed_sizes, teardown_ctx),
 		cmocka_unit_test_teardown(test_truncation, teardown_ctx),
+		cmocka_unit_test_teardown(test_parked_rendezvous, teardown_ctx),
 		cmocka_unit_test_teardown(test_cancel, teardown_ctx),
 		cmocka_unit_test_teardown(test_full_queue_again, teardown_ctx),
 		cmocka_unit_test_teardown(test_failed_send, teardown_ctx),
