@@ -114,14 +114,16 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 
 /* Write the descriptor, then reset the completion record and publish it
  * POSTED with a new generation (release: the engine reads after it). The
- * pins (refs) are left alone: a stale pin attempt may be backing out. */
-static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *op, uint64_t seq,
-		 unsigned int flags)
+ * pins (refs) are left alone: a stale pin attempt may be backing out.
+ * Return: the new generation. */
+static uint32_t fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *op, uint64_t seq,
+		     unsigned int flags)
 {
 	struct q_desc *d = &q->desc[slot];
 	struct q_cpl *c = &q->cpl[slot];
 	uint32_t gen = atomic_load_explicit(&c->gen, memory_order_relaxed) + 1;
 
+	gen = gen ? gen : 1;
 	d->kind = (uint16_t)op->kind;
 	d->flags = (flags & DRV_POST_INTERNAL) ? Q_DF_INTERNAL : 0;
 	d->num_deps = (uint16_t)op->num_deps;
@@ -139,7 +141,7 @@ static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *
 	if (op->num_deps)
 		memcpy(d->deps, op->deps, (size_t)op->num_deps * sizeof(*d->deps));
 
-	atomic_store_explicit(&c->gen, gen ? gen : 1, memory_order_relaxed);
+	atomic_store_explicit(&c->gen, gen, memory_order_relaxed);
 	atomic_store_explicit(&c->status, ACCDMA_OK, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_POSTED, memory_order_relaxed);
 	atomic_store_explicit(&c->cancel, 0, memory_order_relaxed);
@@ -148,6 +150,7 @@ static void fill(struct accdma_queue *q, uint32_t slot, const struct accdma_op *
 	/* after the generation: q_slot_tryget() reads the token first */
 	atomic_store_explicit(&c->token, 1, memory_order_release);
 	atomic_store_explicit(&c->state, Q_SLOT_POSTED, memory_order_release);
+	return gen;
 }
 
 /**
@@ -192,16 +195,13 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	if (rc)
 		goto unwind;
 	for (i = 0; i < count; i++) {
-		fill(q, slots[i], &ops[i], seqs[i], flags);
+		uint32_t gen = fill(q, slots[i], &ops[i], seqs[i], flags);
+
 		atomic_store_explicit(&q->sq[q->tail++ & q->mask], slots[i], memory_order_relaxed);
 		if (tokens)
-			tokens[i] = q_token_make(q->dev, q->index, slots[i],
-						 atomic_load_explicit(&q->cpl[slots[i]].gen,
-								      memory_order_relaxed));
+			tokens[i] = q_token_make(q->dev, q->index, slots[i], gen);
 		else
-			accdma_release(w, q_token_make(q->dev, q->index, slots[i],
-						       atomic_load_explicit(&q->cpl[slots[i]].gen,
-									    memory_order_relaxed)));
+			accdma_release(w, q_token_make(q->dev, q->index, slots[i], gen));
 	}
 	/* One producer per queue: a plain add, no locked instruction. */
 	q_single_writer_add(&q->sh->submitted, (uint64_t)count);

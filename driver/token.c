@@ -23,6 +23,7 @@
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	uint32_t dev = q_token_dev(t);
+	struct accdma_queue *q;
 
 	if (drv_world_check(w))
 		return -EBADF;
@@ -31,8 +32,10 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 		return -EINVAL;
 	if ((int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal)
 		return -EINVAL;
-	*qs = q_queue(w->sh, dev, q_token_queue(t));
-	*c = &q_cpls(w->sh, *qs)[q_token_slot(t)];
+	/* the host's view of the queue: no walk through the arena's offsets */
+	q = &w->queues[dev * (uint32_t)w->opts.queues + q_token_queue(t)];
+	*qs = q->sh;
+	*c = &q->cpl[q_token_slot(t)];
 	/* State before generation: a reused slot's POSTED orders its new generation before our read. */
 	if (atomic_load_explicit(&(*c)->state, memory_order_acquire) < Q_SLOT_POSTED ||
 	    atomic_load_explicit(&(*c)->gen, memory_order_acquire) != q_token_gen(t) ||
@@ -44,7 +47,8 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 /* The record of a token drv_token_cpl() has already accepted. */
 static struct q_cpl *token_cpl_checked(struct accdma_world *w, accdma_token t)
 {
-	return &q_cpls(w->sh, q_queue(w->sh, q_token_dev(t), q_token_queue(t)))[q_token_slot(t)];
+	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)]
+			.cpl[q_token_slot(t)];
 }
 
 /* The op is complete (acquire: its status and bytes are visible). */

@@ -11,13 +11,9 @@
  * the device's engines (the op belongs to another engine, or another queue
  * may depend on it).
  */
-static void complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
 		     enum accdma_status st, uint64_t bytes, int own, int kick_all)
 {
-	struct q_dev_sh *d = q_dev(w, dev);
-	struct q_queue_sh *qs = q_queue(w, dev, queue);
-	struct q_cpl *c = &q_cpls(w, qs)[slot];
-
 	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
 	atomic_store_explicit(&c->status, st, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
@@ -59,7 +55,7 @@ static void complete(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes)
 {
-	complete(fd->w, fd->id, q->index, op->slot, st, bytes, 1, fd->nengines > 1);
+	complete(fd->w, fd->sh, q->sh, &q->cpl[op->slot], st, bytes, 1, fd->nengines > 1);
 }
 
 /**
@@ -96,5 +92,7 @@ void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
 			 enum accdma_status st, uint64_t bytes)
 {
-	complete(w, dev, queue, slot, st, bytes, 0, 1);
+	struct q_queue_sh *qs = q_queue(w, dev, queue);
+
+	complete(w, q_dev(w, dev), qs, &q_cpls(w, qs)[slot], st, bytes, 0, 1);
 }
