@@ -387,7 +387,7 @@ static void test_world_errors(void **state)
 	assert_int_equal(accdma_mem_free(w, 0, 12345), -ENOENT);
 	{
 		static uint8_t host[256];
-		accdma_key hk;
+		accdma_key hk = 0;
 
 		assert_int_equal(accdma_mem_register(w, 0, NULL, 64, &hk), -EINVAL);
 		assert_int_equal(accdma_mem_register(w, 0, host, 0, &hk), -EINVAL);

@@ -172,7 +172,7 @@ static void test_permute_cyclic(void **state)
 {
 	int n = *(int *)*state;
 	struct perm_world p;
-	struct accdma_pair pairs[MAXN];
+	struct accdma_pair pairs[MAXN] = { { 0, 0 } };
 
 	perm_open(&p, n);
 	for (int i = 0; i < n; i++)

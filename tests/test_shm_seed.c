@@ -157,7 +157,7 @@ static int child(const char *sc, int rank, int n, int port, long long arg)
 {
 	int local = arg < 0 ? (int)-arg : 1;
 	accdma_world *w;
-	int first, cnt;
+	int first = -1, cnt;
 
 	sc_rank = rank;
 	if (arg > 0)
@@ -290,7 +290,7 @@ static void test_single_process(void **s)
 	accdma_key k0, k1, kr;
 	accdma_token t[2];
 	enum accdma_status st;
-	accdma_queue *q0, *q1;
+	accdma_queue *q0 = NULL, *q1 = NULL;
 	float *a, *b, reg[4];
 
 	(void)s;
