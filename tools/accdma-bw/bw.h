@@ -148,6 +148,9 @@ int bw_sync_ranks(accdma_world *w, int64_t timeout_ms);
 
 /* stats.c ------------------------------------------------------------- */
 double bw_now(void);
+/* A cheap monotonic tick for per-iteration times (its rate: measure it
+ * against bw_now() over the same interval). */
+uint64_t bw_ticks(void);
 double bw_median(double *v, int n);          /* sorts v */
 double bw_percentile(double *v, long n, double pct); /* sorts v */
 

@@ -427,27 +427,37 @@ static int loop_one_at_a_time(struct bw_ctx *c, long n, int stamp, double *lat,
 {
 	long k;
 	int d;
-
-	double t0, t1;
+	uint64_t k0, k1, kstart;
+	double w0;
 
 	reset_counters(c);
-	/* One clock read per iteration, as perftest does: its end is the next one's
-	 * start (a read costs ~20 ns here, a tenth of a small round). */
-	t0 = bw_now();
+	/* One tick read per iteration, as perftest does: its end is the next
+	 * one's start. Ticks become seconds at the end, by the ratio of the
+	 * wall clock to the ticks over the whole loop. */
+	w0 = bw_now();
+	kstart = k0 = bw_ticks();
 	for (k = 0; k < n; k++) {
 		if (stamp && k == n - 1) {
 			for (d = 0; d < c->ndev; d++)
 				if (c->dev[d].dp->nops)
 					prep_last(c, d, (int)(k % c->win));
-			t0 = bw_now(); /* the stamping is not the iteration's */
+			k0 = bw_ticks(); /* the stamping is not the iteration's */
 		}
 		if (iter(c, k))
 			return -1;
 		if (lat) {
-			t1 = bw_now();
-			lat[k] = t1 - t0;
-			t0 = t1;
+			k1 = bw_ticks();
+			lat[k] = (double)(k1 - k0);
+			k0 = k1;
 		}
+	}
+	if (lat) {
+		double secs = bw_now() - w0;
+		uint64_t ticks = bw_ticks() - kstart;
+		double per_tick = ticks ? secs / (double)ticks : 0;
+
+		for (k = 0; k < n; k++)
+			lat[k] *= per_tick;
 	}
 	return 0;
 }
