@@ -268,6 +268,7 @@ int main(int argc, char **argv)
 							       : 100.0 * res.bw_dev / res.memcpy_gbs;
 			res.p50_us = o.latency ? bw_median(p50[m], o.runs) : NAN;
 			res.p99_us = o.latency ? bw_median(p99[m], o.runs) : NAN;
+			res.mean_us = o.latency ? t / (double)iters * 1e6 : NAN;
 			res.verified = verified[m] == o.runs;
 			if (printer)
 				bw_out_result(&h, &res);
