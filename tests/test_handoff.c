@@ -3,14 +3,14 @@
  * test_handoff.c - a large send that finds its recv waiting hands the copy to
  * the recv's engine (fw_stub/match.c handoff(), docs/design-notes.md "Matching").
  *
- * A send of at least 1 MiB (FW_HANDOFF_MIN) that arrives second does not copy:
+ * A send of at least 2 KiB (FW_HANDOFF_MIN) that arrives second does not copy:
  * it puts its own entry in place of the recv's and the recv's engine arrives
  * again and copies. Smaller sends, and large sends whose recv is not posted
  * yet, keep "the second to arrive copies". None of this may show in what a
  * program sees: data, statuses, bytes moved and FIFO order are those of
  * test_matching / test_truncation, and cancel and reset never hang.
  *
- *  1. recv first, then a send of 1 MiB - 1 (no handoff), 1 MiB, 2 MiB and
+ *  1. recv first, then a send of 2 KiB - 1 (no handoff), 2 KiB, 2 MiB and
  *     4 MiB + 1 (past the split-copy size), into a recv of the same length and
  *     of 100 bytes more: OK on both, accdma_op_info's moved (send and recv)
  *     before the tokens are consumed, data, guard bytes around the recv range
@@ -42,8 +42,8 @@
  *     go only once its recv waits), 2 MiB, 10 rounds both directions; and a
  *     4 MiB permute over the 2 processes; engines 1 and 2 (and 0: polled);
  *  9. the handoff held open (the receiver's one engine kept busy by an exec
- *     on its other queue): below 1 MiB the sender's engine completes both
- *     while the receiver is busy; from 1 MiB the send waits at stage PEER and
+ *     on its other queue): below 2 KiB the sender's engine completes both
+ *     while the receiver is busy; from 2 KiB the send waits at stage PEER and
  *     nothing lands until the receiver's engine runs; then nothing / cancel of
  *     the send (CANCELED at once, recv PEER_ERROR) / cancel of the recv (either
  *     pair) / reset of the sender (FLUSHED at once, recv PEER_ERROR) / reset of
@@ -79,7 +79,7 @@
 #endif
 
 #define MIB (1ull << 20)
-#define HANDOFF_MIN MIB /* FW_HANDOFF_MIN in fw_stub/fw_internal.h */
+#define HANDOFF_MIN 2048 /* FW_HANDOFF_MIN in fw_stub/fw_internal.h */
 #define G 4096          /* guard bytes on each side of a recv range */
 #define GB 0xEE         /* guard byte */
 #define WORLD_TIMEOUT_MS 10000
@@ -1079,9 +1079,9 @@ static void test_reset_race(void **state)
 /*
  * Device 1 has one engine serving two queues: its recv waits (stage PEER) on
  * queue 0, then an exec on queue 1 keeps the engine busy until released. A
- * send arriving now finds the recv waiting: below 1 MiB it copies and
+ * send arriving now finds the recv waiting: below 2 KiB it copies and
  * completes both on its own engine (device 1's engine is not needed); from
- * 1 MiB it hands the copy over and waits (stage PEER, nothing landed) until
+ * 2 KiB it hands the copy over and waits (stage PEER, nothing landed) until
  * device 1's engine runs again. While it is held there: nothing, a cancel of
  * the send, a cancel of the recv, a reset of the sender, a reset of the
  * receiver (from a thread: the mailbox is served by the busy engine).
