@@ -39,7 +39,8 @@
  *     FLUSHED and its partner PEER_ERROR with the recv range untouched; the
  *     tag and the world work afterwards;
  *  8. shm: two processes, recv first on the receiver (it tells the sender to
- *     go only once its recv waits), 2 MiB, 10 rounds both directions; and a
+ *     go only once its recv waits), 10 rounds both directions of 2 MiB and of
+ *     8 KiB; and a
  *     4 MiB permute over the 2 processes; engines 1 and 2 (and 0: polled);
  *  9. the handoff held open (the receiver's one engine kept busy by an exec
  *     on its other queue): below 2 KiB the sender's engine completes both
@@ -1466,24 +1467,25 @@ static int shm_child(const char *sc, int rank, int n, int port, int64_t arg)
 		for (int round = 0; round < SHM_ROUNDS; round++)
 			for (int dir = 0; dir < 2; dir++) {
 				int receiver = dir == 0 ? 1 : 0;
+				uint64_t rl = round % 2 ? 8 * 1024 : len; /* odd rounds: a mid size */
 				accdma_token t, go;
 
 				if (rank == receiver) {
 					memset(dst, GB, len + 2 * G);
-					rc = accdma_recv(q, peer, 1, kd, G, len, NULL, 0, &t);
+					rc = accdma_recv(q, peer, 1, kd, G, rl, NULL, 0, &t);
 					SC_CHECK(rc == 0, "recv = %d", rc);
 					sc_until_stage(w, t, engines == 0, ACCDMA_STAGE_PEER);
 					SC_CHECK(accdma_send(q, peer, 2, kg, 0, 8, NULL, 0, &go) == 0, "go");
 					sc_wait_ok(w, go);
 					sc_wait_ok(w, t);
-					sc_landed(dst, len, shm_seed(round, dir, peer),
+					sc_landed(dst, rl, shm_seed(round, dir, peer),
 						  dir ? "pp rank 0 receives" : "pp rank 1 receives", round);
 				} else {
-					pat_fill(src, len, shm_seed(round, dir, rank));
+					pat_fill(src, rl, shm_seed(round, dir, rank));
 					rc = accdma_recv(q, peer, 2, kg, 0, 8, NULL, 0, &go);
 					SC_CHECK(rc == 0, "recv go = %d", rc);
 					sc_wait_ok(w, go);
-					rc = accdma_send(q, peer, 1, ks, 0, len, NULL, 0, &t);
+					rc = accdma_send(q, peer, 1, ks, 0, rl, NULL, 0, &t);
 					SC_CHECK(rc == 0, "send = %d", rc);
 					sc_wait_ok(w, t);
 				}
