@@ -62,11 +62,10 @@ void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
  * fw_op_finish() - the owning engine lets go of a completed op: drops the pins
  * it holds on its dependencies. (It holds none on the op's own slot: the
  * slot is the host's again once DONE is published, q_slot_reusable().)
- * @fd: the device. @q: the op's queue. @op: the op (DONE in the shared record).
+ * @fd: the device. @op: the op (DONE in the shared record).
  */
-void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+void fw_op_finish(struct fw_device *fd, struct fw_op *op)
 {
-	(void)q;
 	if (op->deps_held) {
 		for (uint16_t i = 0; i < op->d.num_deps; i++) {
 			uint64_t t = op->d.deps[i];

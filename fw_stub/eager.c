@@ -335,7 +335,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	if (!dd->polled)
 		q_device_kick(dd, 0, w->engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
-	fw_op_finish(fd, q, op);
+	fw_op_finish(fd, op);
 	return 1;
 }
 
@@ -399,9 +399,8 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 	} else {
 		r = fw_match_arrive(fd, q, op);
-		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER) {
+		if (ring && r == FW_ARRIVE_WAIT && op->state == FW_OP_PEER)
 			count_waiting(fd, (uint32_t)src, 1);
-		}
 	}
 	if (ring)
 		eager_unlock(fd, &fd->eager_rx_lock);
@@ -444,9 +443,8 @@ int fw_eager_poll(struct fw_device *fd)
  */
 void fw_eager_unwait(struct fw_device *fd, int32_t src)
 {
-	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices) {
+	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices)
 		count_waiting(fd, (uint32_t)src, -1);
-	}
 }
 
 /**

@@ -160,7 +160,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 /* complete.c */
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes);
-void fw_op_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+void fw_op_finish(struct fw_device *fd, struct fw_op *op);
 void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
 			 enum accdma_status st, uint64_t bytes);
 

@@ -77,7 +77,7 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 	fw_match_withdraw(fd, q, op, ACCDMA_ST_PEER_LOST);
 	if (waiting_op_pending(q, op)) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
-		fw_op_finish(fd, q, op);
+		fw_op_finish(fd, op);
 	}
 	return 1;
 }
@@ -90,7 +90,7 @@ static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, 
 	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
 		fw_match_fail(fd, q, op, st);
 	fw_complete_own(fd, q, op, st, 0);
-	fw_op_finish(fd, q, op);
+	fw_op_finish(fd, op);
 }
 
 /* Check what the host wrote before trusting any of it; resolves local memory. */
@@ -271,7 +271,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		return 1;
 	if (lost && op->d.kind != ACCDMA_OP_RECV) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
-		fw_op_finish(fd, q, op);
+		fw_op_finish(fd, op);
 		return 1;
 	}
 	switch (op->d.kind) {
@@ -280,7 +280,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		switch (op->d.kind == ACCDMA_OP_RECV ? fw_eager_recv(fd, q, op, lost)
 						     : fw_match_arrive(fd, q, op)) {
 		case FW_ARRIVE_DONE:
-			fw_op_finish(fd, q, op);
+			fw_op_finish(fd, op);
 			return 1;
 		case FW_ARRIVE_WAIT:
 			return 0;
@@ -310,7 +310,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		break;
 	}
 	fw_complete_own(fd, q, op, st, bytes);
-	fw_op_finish(fd, q, op);
+	fw_op_finish(fd, op);
 	return 1;
 }
 
@@ -334,7 +334,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			    fw_match_refuse_handoff(fd, q, op)) {
 				fw_eager_unwait(fd, op->d.peer);
 				fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
-				fw_op_finish(fd, q, op);
+				fw_op_finish(fd, op);
 				return 1;
 			}
 			atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
@@ -348,7 +348,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
 		    fw_match_withdraw(fd, q, op, ACCDMA_ST_CANCELED)) {
 			fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
-			fw_op_finish(fd, q, op);
+			fw_op_finish(fd, op);
 			return 1;
 		}
 		return 0;
@@ -443,7 +443,7 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 				continue;
 			}
 			fw_complete_own(fd, q, op, ACCDMA_ST_FLUSHED, 0);
-			fw_op_finish(fd, q, op);
+			fw_op_finish(fd, op);
 			continue;
 		}
 		fail_op(fd, q, op, ACCDMA_ST_FLUSHED);

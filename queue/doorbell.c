@@ -99,17 +99,17 @@ void q_engine_kick_fenced(struct q_engine_sh *e)
 
 void q_device_kick(struct q_dev_sh *d, uint32_t first, uint32_t n)
 {
-	q_kick_fence(d); /* as in q_engine_kick(), once */
+	/* Pairs with q_sleep_fence() in the engine's sleep path: either the
+	 * engine sees what we published, or we see it sleeping and wake it.
+	 * One fence for all the engines kicked. */
+	q_kick_fence(d);
 	for (uint32_t e = first; e < n; e++)
 		q_engine_kick_fenced(&d->engines[e]);
 }
 
 void q_engine_kick(struct q_dev_sh *d, uint32_t e)
 {
-	/* Pairs with q_sleep_fence() in the engine's sleep path: either the
-	 * engine sees what we published, or we see it sleeping and wake it. */
-	q_kick_fence(d);
-	q_engine_kick_fenced(&d->engines[e]);
+	q_device_kick(d, e, e + 1);
 }
 
 uint64_t q_now_ns(void)
