@@ -206,6 +206,10 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	/* One producer per queue: a plain add, no locked instruction. */
 	q_single_writer_add(&q->sh->submitted, (uint64_t)count);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
+	/* Where waiters run engine passes, the poster reads an idle queue's new
+	 * ops itself: a small send reaches its peer now, not at the next pass. */
+	if (w->host_poll || !w->threaded)
+		fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count);
 	if (w->threaded) /* polled devices have no engine thread to wake */
 		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);
 	rc = count;

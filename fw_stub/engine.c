@@ -116,6 +116,26 @@ int fw_device_poll(struct fw_device *fd)
 	return progress;
 }
 
+int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count)
+{
+	struct fw_queue *q;
+	struct fw_engine *e;
+	int n;
+
+	if (!fd || queue >= fd->w->queues)
+		return 0;
+	q = &fd->queues[queue];
+	e = &fd->engines[q->sh->engine];
+	/* a reset in progress is the engine's to finish first */
+	if (atomic_load_explicit(&fd->sh->reset_epoch, memory_order_acquire) != e->seen_epoch)
+		return 0;
+	if (atomic_exchange_explicit(&e->in_pass, 1, memory_order_acquire))
+		return 0; /* the engine is in a pass: it reads them */
+	n = fw_queue_submit(fd, q, count);
+	atomic_store_explicit(&e->in_pass, 0, memory_order_release);
+	return n;
+}
+
 /* The arena's stop flag stops every engine on it; a shared arena (shm) is
  * only ever stopped device by device, through fd->stop. */
 static int stopping(const struct fw_device *fd)

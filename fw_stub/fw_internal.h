@@ -133,6 +133,7 @@ struct fw_device {
 
 /* ops.c */
 int fw_queue_progress(struct fw_device *fd, struct fw_queue *q);
+int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count);
 void fw_queue_flush(struct fw_device *fd, struct fw_queue *q);
 
 /* match.c */

@@ -90,7 +90,10 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @num_devices: devices in the world (1..1024).
  * @engines:     engine threads per device (0..16). 0: polled devices with no
  *               threads: they move only while a host thread waits on (or tests)
- *               a token of the world, which then does the devices' work itself.
+ *               a token of the world, which then does the devices' work itself,
+ *               and when a post finds its queue idle (it reads its ops at once).
+ *               Posts read an idle queue so with engine threads too, unless
+ *               ACCDMA_POLL=0: a small send then leaves in the post.
  * @queues:      queues per device (1..64); queue i is served by engine i % engines.
  * @queue_depth: ops in flight per queue (power of two, 2..65536); post returns -EAGAIN beyond.
  * @mem_size:    device memory capacity per device, in bytes.
@@ -386,6 +389,11 @@ int accdma_queue_get(accdma_world *world, int dev, int index, accdma_queue **que
  * that is unknown or already consumed; -EAGAIN if the queue has too few free slots.
  * Memory problems (key, bounds, length) are not checked here: the engine
  * checks every descriptor and the token completes with the error status.
+ * With host polling on (ACCDMA_POLL, default) or on a polled device, a post
+ * to an idle queue (nothing pending, nothing unread) reads the ops itself:
+ * a send of at most eager_max bytes with no deps is copied into @peer's
+ * inline ring before accdma_post returns; the rest waits for a pass. A post
+ * never waits for a peer.
  */
 int accdma_post(accdma_queue *queue, const struct accdma_op *ops, int count, accdma_token *tokens);
 

@@ -174,7 +174,7 @@ struct bw_result {
 	double memcpy_gbs; /* per thread, NAN if not measured */
 	double pct_memcpy;
 	double p50_us, p99_us; /* latency mode, else NAN */
-	double mean_us;    /* latency mode: timed time / iterations (what peers report), else NAN */
+	double mean_us;    /* latency mode: time / rounds of a loop with no clock reads (as peers report), else NAN */
 	int verified;
 };
 

@@ -95,8 +95,9 @@ void bw_out_begin(const struct bw_header *h)
 		fprintf(f, "  (firmware %u.%u)", info.fw_version >> 16, info.fw_version & 0xffff);
 	fprintf(f, "\n");
 	if (o->latency)
-		fprintf(f, "# window        1 iteration in flight per device; mean = timed time / "
-			   "rounds (as OpenMPI's and UCX's tests report), p50/p99 of each round\n");
+		fprintf(f, "# window        1 iteration in flight per device; mean = time / rounds "
+			   "with no clock read between rounds (as OpenMPI's and OSU's tests time "
+			   "theirs); p50/p99 of the same number of rounds again, each timed\n");
 	else if (o->modes == 1u << BW_MODE_SYNC)
 		fprintf(f, "# window        1 iteration in flight per device (sync mode)\n");
 	else

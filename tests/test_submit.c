@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_submit.c - the posting thread reads an idle queue's new ops itself.
+ *
+ * Where waiters run engine passes (polled devices, or host polling on), a
+ * post to a queue with nothing pending and nothing unread is read in the
+ * posting call, and a small send with nothing to wait for leaves there and
+ * then. A busy queue, a queue behind a fence and a large send are left to
+ * the next pass. Polled devices (no engine threads) make every step visible:
+ * nothing else moves them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "helpers/th.h"
+
+#define TAG 7
+
+static accdma_world *open_polled(int n)
+{
+	struct accdma_world_opts o;
+
+	th_opts(&o, n);
+	o.engines = 0;
+	return th_open_opts(&o);
+}
+
+/* The op's stage, read without moving anything. */
+static enum accdma_op_stage stage_of(accdma_world *w, accdma_token t)
+{
+	struct accdma_op_info info;
+
+	assert_int_equal(accdma_op_info(w, t, &info), 0);
+	return info.stage;
+}
+
+#define assert_stage(w, t, want)                                                            \
+	do {                                                                                \
+		enum accdma_op_stage got_ = stage_of(w, t);                                 \
+		if (got_ != (want))                                                         \
+			fail_msg("stage %s, expected %s", accdma_op_stage_str(got_),        \
+				 accdma_op_stage_str(want));                                \
+	} while (0)
+
+/* A small send on an idle queue has left when accdma_send returns; its recv,
+ * posted later on an idle queue, is read at once but only runs in a pass. */
+static void test_small_send_leaves_at_post(void **state)
+{
+	accdma_world *w = open_polled(2);
+	uint8_t *src, *dst;
+	accdma_key s = th_alloc(w, 0, 64, (void **)&src);
+	accdma_key r = th_alloc(w, 1, 64, (void **)&dst);
+	accdma_token ts, tr;
+
+	(void)state;
+	th_fill_u8(src, 64, 0x5a);
+	th_fill_u8(dst, 64, 0);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, s, 0, 8, NULL, 0, &ts), 0);
+	assert_stage(w, ts, ACCDMA_STAGE_DONE);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, r, 0, 8, NULL, 0, &tr), 0);
+	assert_stage(w, tr, ACCDMA_STAGE_DEPS);
+	th_check_u8(dst, 64, 0, "recv buffer before any wait");
+	th_wait_st(w, tr, ACCDMA_OK);
+	th_wait_st(w, ts, ACCDMA_OK);
+	th_check_u8(dst, 8, 0x5a, "the 8 bytes sent");
+	th_check_u8(dst + 8, 56, 0, "past the message");
+	th_close(w);
+}
+
+/* A post to a queue with an op pending is left to the next pass, which
+ * then runs both in order. */
+static void test_busy_queue_left_to_pass(void **state)
+{
+	accdma_world *w = open_polled(2);
+	int32_t *buf0, *buf1;
+	accdma_key k0 = th_alloc(w, 0, 64, (void **)&buf0);
+	accdma_key k1 = th_alloc(w, 1, 64, (void **)&buf1);
+	accdma_token r0, s0, s1, r1;
+
+	(void)state;
+	th_fill_i32(buf0, 16, 0);
+	th_fill_i32(buf1, 16, 0);
+	buf0[8] = 100;
+	buf1[8] = 200;
+	/* device 0: recv from 1 (read at once, then pending), then send to 1 */
+	assert_int_equal(accdma_recv(th_q(w, 0), 1, TAG, k0, 0, 4, NULL, 0, &r0), 0);
+	assert_stage(w, r0, ACCDMA_STAGE_DEPS);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, k0, 32, 4, NULL, 0, &s0), 0);
+	assert_stage(w, s0, ACCDMA_STAGE_POSTED);
+	/* device 1: its send leaves at once, its recv finds device 0's send not sent yet */
+	assert_int_equal(accdma_send(th_q(w, 1), 0, TAG, k1, 32, 4, NULL, 0, &s1), 0);
+	assert_stage(w, s1, ACCDMA_STAGE_DONE);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 0, 4, NULL, 0, &r1), 0);
+	assert_stage(w, r1, ACCDMA_STAGE_DEPS);
+	assert_int_equal(buf0[0], 0);
+	assert_int_equal(buf1[0], 0);
+	th_wait_st(w, r1, ACCDMA_OK);
+	th_wait_st(w, r0, ACCDMA_OK);
+	th_wait_st(w, s0, ACCDMA_OK);
+	th_wait_st(w, s1, ACCDMA_OK);
+	assert_int_equal(buf0[0], 200);
+	assert_int_equal(buf1[0], 100);
+	th_close(w);
+}
+
+/* Behind a fence that waits, a post is not read, and the ops behind the
+ * fence go in order once it completes. */
+static void test_fence_holds_post(void **state)
+{
+	accdma_world *w = open_polled(2);
+	uint8_t *b0, *b1;
+	accdma_key k0 = th_alloc(w, 0, 64, (void **)&b0);
+	accdma_key k1 = th_alloc(w, 1, 64, (void **)&b1);
+	accdma_token r0, f0, s0, s1, r1;
+	enum accdma_status st;
+
+	(void)state;
+	th_fill_u8(b0, 64, 0x22);
+	th_fill_u8(b1, 64, 0x11);
+	th_fill_u8(b0, 8, 0);
+	th_fill_u8(b1 + 32, 8, 0);
+	assert_int_equal(accdma_recv(th_q(w, 0), 1, TAG, k0, 0, 8, NULL, 0, &r0), 0);
+	assert_int_equal(accdma_fence(th_q(w, 0), NULL, 0, &f0), 0);
+	/* one pass: the recv waits for its message, the fence for the recv */
+	assert_int_equal(accdma_test(w, f0, &st), -EAGAIN);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, k0, 32, 8, NULL, 0, &s0), 0);
+	assert_stage(w, s0, ACCDMA_STAGE_POSTED); /* not read: the queue waits on its fence */
+	/* the recv's message leaves at post; device 0 is not polled, so s0 stays put */
+	assert_int_equal(accdma_send(th_q(w, 1), 0, TAG, k1, 0, 8, NULL, 0, &s1), 0);
+	assert_stage(w, s1, ACCDMA_STAGE_DONE);
+	assert_stage(w, s0, ACCDMA_STAGE_POSTED);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 32, 8, NULL, 0, &r1), 0);
+	th_wait_st(w, r0, ACCDMA_OK);
+	th_wait_st(w, f0, ACCDMA_OK);
+	th_wait_st(w, s0, ACCDMA_OK);
+	th_wait_st(w, r1, ACCDMA_OK);
+	th_wait_st(w, s1, ACCDMA_OK);
+	th_check_u8(b0, 8, 0x11, "device 0's recv, before the fence");
+	th_check_u8(b1 + 32, 8, 0x22, "device 1's recv of the send behind the fence");
+	th_close(w);
+}
+
+/* A send larger than eager_max is read at post but not started: the copy is
+ * the engine's (here: the waiter's pass), even with its recv already waiting. */
+static void test_large_send_not_started_at_post(void **state)
+{
+	enum { LEN = 64 * 1024 };
+	accdma_world *w = open_polled(2);
+	uint8_t *src, *dst;
+	accdma_key s = th_alloc(w, 0, LEN, (void **)&src);
+	accdma_key r = th_alloc(w, 1, LEN, (void **)&dst);
+	accdma_token ts, tr;
+	enum accdma_status st;
+
+	(void)state;
+	th_fill_pattern(src, LEN, 3);
+	th_fill_u8(dst, LEN, 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, r, 0, LEN, NULL, 0, &tr), 0);
+	/* one poll: the recv goes to wait for its send at the rendezvous */
+	assert_int_equal(accdma_test(w, tr, &st), -EAGAIN);
+	assert_stage(w, tr, ACCDMA_STAGE_PEER);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, s, 0, LEN, NULL, 0, &ts), 0);
+	assert_stage(w, ts, ACCDMA_STAGE_DEPS);
+	th_check_u8(dst, LEN, 0, "recv buffer after the post of its large send");
+	th_wait_st(w, ts, ACCDMA_OK);
+	th_wait_st(w, tr, ACCDMA_OK);
+	th_check_pattern(dst, LEN, 3, "the large send's bytes");
+	th_close(w);
+}
+
+/*
+ * With engine threads, posts read in the posting thread race the engines'
+ * passes over the same queues and rings: two host threads run the 8-byte
+ * permute round (send to the other, recv from it, wait) and check each
+ * round's value, so a message lost, doubled or out of order shows.
+ */
+struct round_arg {
+	accdma_world *w;
+	int dev, rounds;
+	int32_t *buf;
+	accdma_key key;
+	int bad_round, bad_value;
+};
+
+static void *rounds_fn(void *p)
+{
+	struct round_arg *a = p;
+	accdma_queue *q = th_q(a->w, a->dev);
+	int peer = 1 - a->dev;
+
+	a->bad_round = -1;
+	for (int k = 0; k < a->rounds; k++) {
+		accdma_token t[2];
+		enum accdma_status st[2];
+
+		a->buf[0] = k * 2 + a->dev; /* what we send this round */
+		a->buf[8] = -1;
+		if (accdma_send(q, peer, TAG, a->key, 0, 4, NULL, 0, &t[0]) ||
+		    accdma_recv(q, peer, TAG, a->key, 32, 4, NULL, 0, &t[1]) ||
+		    accdma_wait_all(a->w, t, 2, 10000, st) || st[0] != ACCDMA_OK ||
+		    st[1] != ACCDMA_OK || a->buf[8] != k * 2 + peer) {
+			a->bad_round = k;
+			a->bad_value = a->buf[8];
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_rounds_race_engines(void **state)
+{
+	struct accdma_world_opts o;
+	struct round_arg a[2];
+	pthread_t th[2];
+	accdma_world *w;
+
+	(void)state;
+	for (int engines = 1; engines <= 2; engines++) {
+		th_opts(&o, 2);
+		o.engines = engines;
+		o.queues = engines;
+		w = th_open_opts(&o);
+		for (int d = 0; d < 2; d++) {
+			a[d] = (struct round_arg){ .w = w, .dev = d, .rounds = th_iters(20000) };
+			a[d].key = th_alloc(w, d, 64, (void **)&a[d].buf);
+		}
+		for (int d = 0; d < 2; d++)
+			assert_int_equal(pthread_create(&th[d], NULL, rounds_fn, &a[d]), 0);
+		for (int d = 0; d < 2; d++)
+			pthread_join(th[d], NULL);
+		for (int d = 0; d < 2; d++)
+			if (a[d].bad_round >= 0)
+				fail_msg("engines %d: device %d round %d got %d, expected %d", engines, d,
+					 a[d].bad_round, a[d].bad_value, a[d].bad_round * 2 + 1 - d);
+		th_close(w);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_send_leaves_at_post),
+		cmocka_unit_test(test_busy_queue_left_to_pass),
+		cmocka_unit_test(test_fence_holds_post),
+		cmocka_unit_test(test_large_send_not_started_at_post),
+		cmocka_unit_test(test_rounds_race_engines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
