@@ -66,6 +66,7 @@ struct accdma_queue {
 	uint32_t cursor;
 	uint32_t tail;
 	uint64_t order;
+	uint32_t waits_at_submit; /* world's waits when a post of ours was last read inline */
 };
 
 struct accdma_world {
@@ -75,6 +76,7 @@ struct accdma_world {
 	uint64_t spin_ns;
 	int host_poll; /* waiters run engine passes themselves (ACCDMA_POLL) */
 	int threaded;  /* engine threads run; 0: polled devices, waiters do all the work */
+	_Atomic uint32_t waits; /* bumped by every wait and test (lossy between threads: a hint) */
 	struct q_world_sh *sh;
 	uint64_t arena_size;
 	struct dma_space space;
@@ -85,6 +87,18 @@ struct accdma_world {
 	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
 	struct accdma_world *next_closed;
 };
+
+/**
+ * drv_note_wait() - a host thread waits on (or tests) tokens of @w: it is in
+ * a post-then-wait pattern, where its next post is read inline (drv_post).
+ * A plain load and store: two threads bumping at once lose one, which only
+ * says "someone waited" once instead of twice.
+ */
+static inline void drv_note_wait(struct accdma_world *w)
+{
+	atomic_store_explicit(&w->waits, atomic_load_explicit(&w->waits, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /* world.c */
 /** drv_world_check() - 0 if @w is an open world, else -EBADF (every call's first check). */

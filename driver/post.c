@@ -207,9 +207,15 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	q_single_writer_add(&q->sh->submitted, (uint64_t)count);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
 	/* Where waiters run engine passes, the poster reads an idle queue's new
-	 * ops itself: a small send reaches its peer now, not at the next pass. */
-	if (w->host_poll || !w->threaded)
-		fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count);
+	 * ops itself, so a small send reaches its peer now, not at the next
+	 * pass: when someone waited since the last post read so. A thread that
+	 * posts and then waits has its send on the critical path; one that posts
+	 * back to back streams, and a pass reading its posts as a batch serves
+	 * it better (one message at a time hands the peer one line at a time). */
+	if ((w->host_poll || !w->threaded) &&
+	    atomic_load_explicit(&w->waits, memory_order_relaxed) != q->waits_at_submit &&
+	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
+		q->waits_at_submit = atomic_load_explicit(&w->waits, memory_order_relaxed);
 	if (w->threaded) /* polled devices have no engine thread to wake */
 		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);
 	rc = count;

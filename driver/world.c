@@ -224,6 +224,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		q->cpl = q_cpls(w->sh, q->sh);
 		q->sq = q_sq(w->sh, q->sh);
 		q->mask = opts->queue_depth - 1;
+		q->waits_at_submit = UINT32_MAX; /* the first post is read inline */
 	}
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
