@@ -76,7 +76,7 @@ struct accdma_world {
 	uint64_t spin_ns;
 	int host_poll; /* waiters run engine passes themselves (ACCDMA_POLL) */
 	int threaded;  /* engine threads run; 0: polled devices, waiters do all the work */
-	_Atomic uint32_t waits; /* bumped by every wait and test (lossy between threads: a hint) */
+	_Atomic uint32_t waits; /* bumped by waits and tests that find an op not done (a hint) */
 	struct q_world_sh *sh;
 	uint64_t arena_size;
 	struct dma_space space;
@@ -89,10 +89,11 @@ struct accdma_world {
 };
 
 /**
- * drv_note_wait() - a host thread waits on (or tests) tokens of @w: it is in
- * a post-then-wait pattern, where its next post is read inline (drv_post).
- * A plain load and store: two threads bumping at once lose one, which only
- * says "someone waited" once instead of twice.
+ * drv_note_wait() - a host thread waits for (or tests) an op of @w that is not
+ * done yet: it posts and then waits for what it posted, so its next post is
+ * read inline (drv_post). A wait that finds its ops done (a stream refilling
+ * its window) does not count. A plain load and store: two threads bumping at
+ * once lose one, which only says "someone waited" once instead of twice.
  */
 static inline void drv_note_wait(struct accdma_world *w)
 {

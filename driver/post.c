@@ -208,10 +208,11 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
 	/* Where waiters run engine passes, the poster reads an idle queue's new
 	 * ops itself, so a small send reaches its peer now, not at the next
-	 * pass: when someone waited since the last post read so. A thread that
-	 * posts and then waits has its send on the critical path; one that posts
-	 * back to back streams, and a pass reading its posts as a batch serves
-	 * it better (one message at a time hands the peer one line at a time). */
+	 * pass: when someone had to wait for an op since the last post read so.
+	 * A thread that posts and then waits for it has its send on the critical
+	 * path; one whose waits find their ops done streams, and a pass reading
+	 * its posts as a batch serves it better (one message at a time hands the
+	 * peer one line at a time). */
 	if ((w->host_poll || !w->threaded) &&
 	    atomic_load_explicit(&w->waits, memory_order_relaxed) != q->waits_at_submit &&
 	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)

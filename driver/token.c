@@ -132,6 +132,7 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 	unsigned int idle = 0;
 	int rc = -ETIMEDOUT;
 
+	drv_note_wait(w);
 	if (wc->ms > 0) {
 		drv_poll_session(w, 1, 0);
 		for (unsigned int i = 1;; i++) {
@@ -228,7 +229,6 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 
 	if (rc)
 		return rc;
-	drv_note_wait(w);
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
 	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
@@ -246,9 +246,11 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 
 	if (rc)
 		return rc;
-	drv_note_wait(w);
-	if (!is_done(c) && !w->threaded)
-		drv_poll(w); /* a polled device moves only when someone polls it */
+	if (!is_done(c)) {
+		drv_note_wait(w);
+		if (!w->threaded)
+			drv_poll(w); /* a polled device moves only when someone polls it */
+	}
 	return is_done(c) ? consume(w, c, status) : -EAGAIN;
 }
 
@@ -270,7 +272,6 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		if (rc)
 			return rc;
 	}
-	drv_note_wait(w);
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms; /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
@@ -343,7 +344,6 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	}
 	if (!live)
 		return -EINVAL;
-	drv_note_wait(w);
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
 	/* Tokens of several devices: sleep on the world's counter of any completion. */
