@@ -162,7 +162,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	uint32_t stack_slots[POST_STACK_BATCH], *slots = stack_slots;
 	uint64_t stack_seqs[POST_STACK_BATCH], *seqs = stack_seqs;
 	struct accdma_world *w;
-	int rc, i, pinned = 0;
+	int rc, i, pinned = 0, small_sends = 0;
 
 	rc = queue_check(q);
 	if (rc)
@@ -174,6 +174,8 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 		rc = op_check(w, &ops[i], flags);
 		if (rc)
 			return rc;
+		if (ops[i].kind == ACCDMA_OP_SEND) /* any other send rules out reading inline */
+			small_sends += !ops[i].num_deps && ops[i].length <= w->sh->eager_max ? 1 : -count;
 	}
 	if (count > POST_STACK_BATCH) {
 		slots = malloc((size_t)count * sizeof(*slots));
@@ -207,13 +209,15 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	q_single_writer_add(&q->sh->submitted, (uint64_t)count);
 	atomic_store_explicit(&q->sh->sq_tail, q->tail, memory_order_release);
 	/* Where waiters run engine passes, the poster reads an idle queue's new
-	 * ops itself, so a small send reaches its peer now, not at the next
-	 * pass: when someone had to wait for an op since the last post read so.
+	 * ops itself when they carry a small send and no other send (a large
+	 * copy is an engine's work, and a rendezvous round got slower read so),
+	 * so the small send reaches its peer now, not at the next pass: when
+	 * someone had to wait for an op since the last post read so.
 	 * A thread that posts and then waits for it has its send on the critical
 	 * path; one whose waits find their ops done streams, and a pass reading
 	 * its posts as a batch serves it better (one message at a time hands the
 	 * peer one line at a time). */
-	if ((w->host_poll || !w->threaded) &&
+	if (small_sends > 0 && (w->host_poll || !w->threaded) &&
 	    atomic_load_explicit(&w->waits, memory_order_relaxed) != q->waits_at_submit &&
 	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
 		q->waits_at_submit = atomic_load_explicit(&w->waits, memory_order_relaxed);

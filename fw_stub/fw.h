@@ -41,11 +41,12 @@ int fw_device_poll(struct fw_device *fd);
 
 /**
  * fw_device_submit() - let the posting (host) thread read what it just
- * published on an idle queue and start its small sends there and then, as a
+ * published on an idle queue and start its sends there and then, as a
  * polled driver submits inline (io_uring runs an op that cannot block in the
  * submitting call). Hardware would ignore it: the doorbell does the rest.
  * @fd: the device (NULL is ignored). @queue: the queue's index.
- * @count: the descriptors just published.
+ * @count: the descriptors just published: their sends must have no deps and
+ *         at most eager_max bytes (the caller's thread does their copies).
  * Return: the descriptors read (0: left to the engine's next pass).
  */
 int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count);

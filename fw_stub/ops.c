@@ -152,13 +152,9 @@ static void read_desc(struct q_desc *dst, const struct q_desc *src)
 
 static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 
-/* How pull() reads: in an engine pass, for a reset, or in the posting thread. */
-enum pull_mode { PULL_PASS, PULL_FLUSH, PULL_SUBMIT };
-
 /* Read new descriptors from the ring, up to and including a fence. */
-static int pull(struct fw_device *fd, struct fw_queue *q, enum pull_mode mode)
+static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
-	int flushing = mode == PULL_FLUSH;
 	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
 	int n = 0;
 
@@ -196,11 +192,8 @@ static int pull(struct fw_device *fd, struct fw_queue *q, enum pull_mode mode)
 		op->state = FW_OP_DEPS;
 		atomic_store_explicit(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, memory_order_relaxed);
 		/* A send that waits for nothing starts as it is read, ahead of the
-		 * recvs read with it: the peer waiting for it hears sooner. The
-		 * posting thread starts only small ones: a large one may copy
-		 * megabytes, which is an engine's work, not a post's. */
+		 * recvs read with it: the peer waiting for it hears sooner. */
 		if (op->d.kind == ACCDMA_OP_SEND && !op->d.num_deps &&
-		    (mode != PULL_SUBMIT || op->d.length <= fd->w->eager_max) &&
 		    !atomic_load_explicit(&q->cpl[slot].cancel, memory_order_relaxed)) {
 			op->deps_held = 0;
 			op->state = FW_OP_READY;
@@ -416,7 +409,7 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
 				q->pend[out++] = q->pend[i];
 		}
 		q->npend = out;
-		if (round || !pull(fd, q, PULL_PASS))
+		if (round || !pull(fd, q, 0))
 			break;
 		progress = 1;
 	}
@@ -431,7 +424,7 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
  * Only when nothing else waits on the queue and nothing older is unread: on
  * a busy queue the next pass reads a batch at once (a message per post would
  * hand the peer its ring lines one by one: -27 % on a windowed 8-byte
- * permute), and an older large send is an engine's to start.
+ * permute), and an older op may be a large send, an engine's to start.
  * Return: the descriptors read (0: left to the next pass).
  */
 int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count)
@@ -440,7 +433,7 @@ int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count)
 
 	if (q->npend || tail - q->head != count) /* a fence in effect is pending too */
 		return 0;
-	return pull(fd, q, PULL_SUBMIT);
+	return pull(fd, q, 0);
 }
 
 /**
@@ -477,5 +470,5 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 	}
 	q->npend = out;
 	q->fenced = 0;
-	pull(fd, q, PULL_FLUSH);
+	pull(fd, q, 1);
 }

@@ -91,9 +91,9 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @engines:     engine threads per device (0..16). 0: polled devices with no
  *               threads: they move only while a host thread waits on (or tests)
  *               a token of the world, which then does the devices' work itself,
- *               and when a post finds its queue idle (it reads its ops at once).
- *               Posts read an idle queue so with engine threads too, unless
- *               ACCDMA_POLL=0: a small send then leaves in the post.
+ *               and when a post with a small send finds its queue idle (it
+ *               reads its ops at once: accdma_post()). With engine threads
+ *               too, unless ACCDMA_POLL=0.
  * @queues:      queues per device (1..64); queue i is served by engine i % engines.
  * @queue_depth: ops in flight per queue (power of two, 2..65536); post returns -EAGAIN beyond.
  * @mem_size:    device memory capacity per device, in bytes.
@@ -390,10 +390,11 @@ int accdma_queue_get(accdma_world *world, int dev, int index, accdma_queue **que
  * Memory problems (key, bounds, length) are not checked here: the engine
  * checks every descriptor and the token completes with the error status.
  * With host polling on (ACCDMA_POLL, default) or on a polled device, a post
- * to an idle queue (nothing pending, nothing unread) reads the ops itself:
- * a send of at most eager_max bytes with no deps is copied into @peer's
- * inline ring before accdma_post returns; the rest waits for a pass. A post
- * never waits for a peer.
+ * that carries a send of at most eager_max bytes with no deps (and no other
+ * send) to an idle queue (nothing pending, nothing unread) reads the ops
+ * itself, if this world's host threads had to wait for an op since: the send
+ * is copied into its peer's inline ring before accdma_post returns; the rest
+ * waits for a pass. A post never waits for a peer.
  */
 int accdma_post(accdma_queue *queue, const struct accdma_op *ops, int count, accdma_token *tokens);
 

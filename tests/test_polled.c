@@ -3,8 +3,8 @@
  * test_polled.c - devices with no engine threads (engines = 0).
  *
  * A polled device moves only while a host thread waits on it (or on any
- * device of the world), and when a post finds its queue idle (test_submit.c:
- * a small send leaves in the post, the rest is read but waits). Everything must still work: the same permutation
+ * device of the world), and when a post with a small send finds its queue
+ * idle (test_submit.c: the send leaves in the post, the rest waits). Everything must still work: the same permutation
  * program on every device in either order, exec chains, fences, the mailbox,
  * reset, and a wait that can never finish still times out and names its op.
  * And with engine threads, which nap while a host polls, work posted with

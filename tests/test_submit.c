@@ -3,11 +3,13 @@
  * test_submit.c - the posting thread reads an idle queue's new ops itself.
  *
  * Where waiters run engine passes (polled devices, or host polling on), a
- * post to a queue with nothing pending and nothing unread is read in the
- * posting call, and a small send with nothing to wait for leaves there and
- * then. A busy queue, a queue behind a fence and a large send are left to
- * the next pass. Polled devices (no engine threads) make every step visible:
- * nothing else moves them.
+ * post that carries a small send (and no other send) to a queue with nothing
+ * pending and nothing unread is read in the posting call, and the send
+ * leaves there and then, if a host thread had to wait for an op since the
+ * queue's last such read. A busy queue, a queue behind a fence, a large send,
+ * a post without a send and a stream of posts are left to the next pass.
+ * Polled devices (no engine threads) make every step visible: nothing else
+ * moves them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,28 +45,51 @@ static enum accdma_op_stage stage_of(accdma_world *w, accdma_token t)
 				 accdma_op_stage_str(want));                                \
 	} while (0)
 
-/* A small send on an idle queue has left when accdma_send returns; its recv,
- * posted later on an idle queue, is read at once but only runs in a pass. */
+/* A small send on an idle queue has left when accdma_send returns; a post
+ * with no send is left to the pass; a permute round's post (a small send
+ * and a recv) is read whole: the send leaves, the recv runs at the next pass. */
 static void test_small_send_leaves_at_post(void **state)
 {
 	accdma_world *w = open_polled(2);
-	uint8_t *src, *dst;
-	accdma_key s = th_alloc(w, 0, 64, (void **)&src);
-	accdma_key r = th_alloc(w, 1, 64, (void **)&dst);
-	accdma_token ts, tr;
+	uint8_t *b0, *b1;
+	accdma_key k0 = th_alloc(w, 0, 128, (void **)&b0);
+	accdma_key k1 = th_alloc(w, 1, 128, (void **)&b1);
+	accdma_token ts, tr, t[2];
+	enum accdma_status st[2];
+	struct accdma_op round[2] = {
+		{ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = TAG, .key = k0, .offset = 8, .length = 8 },
+		{ .kind = ACCDMA_OP_RECV, .peer = 1, .tag = TAG, .key = k0, .offset = 64, .length = 8 },
+	};
 
 	(void)state;
-	th_fill_u8(src, 64, 0x5a);
-	th_fill_u8(dst, 64, 0);
-	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, s, 0, 8, NULL, 0, &ts), 0);
+	th_fill_u8(b0, 64, 0x5a);
+	th_fill_u8(b0 + 64, 64, 0);
+	th_fill_u8(b1, 64, 0);
+	th_fill_u8(b1 + 64, 64, 0x3c);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, k0, 0, 8, NULL, 0, &ts), 0);
 	assert_stage(w, ts, ACCDMA_STAGE_DONE);
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, r, 0, 8, NULL, 0, &tr), 0);
-	assert_stage(w, tr, ACCDMA_STAGE_DEPS);
-	th_check_u8(dst, 64, 0, "recv buffer before any wait");
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 0, 8, NULL, 0, &tr), 0);
+	assert_stage(w, tr, ACCDMA_STAGE_POSTED);
+	th_check_u8(b1, 64, 0, "recv buffer before any wait");
+	th_wait_st(w, tr, ACCDMA_OK); /* it had to wait: the next post is read inline */
+	th_wait_st(w, ts, ACCDMA_OK);
+	th_check_u8(b1, 8, 0x5a, "the 8 bytes sent");
+	th_check_u8(b1 + 8, 56, 0, "past the message");
+
+	assert_int_equal(accdma_post(th_q(w, 0), round, 2, t), 2);
+	assert_stage(w, t[0], ACCDMA_STAGE_DONE);
+	assert_stage(w, t[1], ACCDMA_STAGE_DEPS);
+	assert_int_equal(accdma_send(th_q(w, 1), 0, TAG, k1, 64, 8, NULL, 0, &ts), 0);
+	assert_stage(w, ts, ACCDMA_STAGE_DONE);
+	th_check_u8(b0 + 64, 8, 0, "device 0's recv before its pass");
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 8, 8, NULL, 0, &tr), 0);
+	assert_int_equal(accdma_wait_all(w, t, 2, 10000, st), 0);
+	assert_int_equal(st[0], ACCDMA_OK);
+	assert_int_equal(st[1], ACCDMA_OK);
 	th_wait_st(w, tr, ACCDMA_OK);
 	th_wait_st(w, ts, ACCDMA_OK);
-	th_check_u8(dst, 8, 0x5a, "the 8 bytes sent");
-	th_check_u8(dst + 8, 56, 0, "past the message");
+	th_check_u8(b0 + 64, 8, 0x3c, "device 0's recv of the round");
+	th_check_u8(b1 + 8, 8, 0x5a, "device 1's recv of the round");
 	th_close(w);
 }
 
@@ -77,22 +102,23 @@ static void test_busy_queue_left_to_pass(void **state)
 	accdma_key k0 = th_alloc(w, 0, 64, (void **)&buf0);
 	accdma_key k1 = th_alloc(w, 1, 64, (void **)&buf1);
 	accdma_token r0, s0, s1, r1;
+	enum accdma_status st;
 
 	(void)state;
 	th_fill_i32(buf0, 16, 0);
 	th_fill_i32(buf1, 16, 0);
 	buf0[8] = 100;
 	buf1[8] = 200;
-	/* device 0: recv from 1 (read at once, then pending), then send to 1 */
+	/* device 0: a recv from 1, read by one pass and waiting; then a send to 1 */
 	assert_int_equal(accdma_recv(th_q(w, 0), 1, TAG, k0, 0, 4, NULL, 0, &r0), 0);
-	assert_stage(w, r0, ACCDMA_STAGE_DEPS);
+	assert_int_equal(accdma_test(w, r0, &st), -EAGAIN);
+	assert_stage(w, r0, ACCDMA_STAGE_PEER);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, k0, 32, 4, NULL, 0, &s0), 0);
 	assert_stage(w, s0, ACCDMA_STAGE_POSTED);
-	/* device 1, the other way round: recv (read at once), then send (left) */
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 0, 4, NULL, 0, &r1), 0);
-	assert_stage(w, r1, ACCDMA_STAGE_DEPS);
+	/* device 1, idle: its send leaves at once */
 	assert_int_equal(accdma_send(th_q(w, 1), 0, TAG, k1, 32, 4, NULL, 0, &s1), 0);
-	assert_stage(w, s1, ACCDMA_STAGE_POSTED);
+	assert_stage(w, s1, ACCDMA_STAGE_DONE);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, TAG, k1, 0, 4, NULL, 0, &r1), 0);
 	assert_int_equal(buf0[0], 0);
 	assert_int_equal(buf1[0], 0);
 	th_wait_st(w, r1, ACCDMA_OK);
@@ -186,7 +212,7 @@ static void test_fence_holds_post(void **state)
 	th_close(w);
 }
 
-/* A send larger than eager_max is read at post but not started: the copy is
+/* A post with a send larger than eager_max is not read inline: the copy is
  * the engine's (here: the waiter's pass), even with its recv already waiting. */
 static void test_large_send_not_started_at_post(void **state)
 {
@@ -206,7 +232,7 @@ static void test_large_send_not_started_at_post(void **state)
 	assert_int_equal(accdma_test(w, tr, &st), -EAGAIN);
 	assert_stage(w, tr, ACCDMA_STAGE_PEER);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, TAG, s, 0, LEN, NULL, 0, &ts), 0);
-	assert_stage(w, ts, ACCDMA_STAGE_DEPS);
+	assert_stage(w, ts, ACCDMA_STAGE_POSTED);
 	th_check_u8(dst, LEN, 0, "recv buffer after the post of its large send");
 	th_wait_st(w, ts, ACCDMA_OK);
 	th_wait_st(w, tr, ACCDMA_OK);
