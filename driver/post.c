@@ -163,6 +163,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	uint64_t stack_seqs[POST_STACK_BATCH], *seqs = stack_seqs;
 	struct accdma_world *w;
 	int rc, i, pinned = 0, small_sends = 0;
+	uint32_t waits;
 
 	rc = queue_check(q);
 	if (rc)
@@ -217,10 +218,10 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	 * path; one whose waits find their ops done streams, and a pass reading
 	 * its posts as a batch serves it better (one message at a time hands the
 	 * peer one line at a time). */
-	if (small_sends > 0 && (w->host_poll || !w->threaded) &&
-	    atomic_load_explicit(&w->waits, memory_order_relaxed) != q->waits_at_submit &&
+	waits = atomic_load_explicit(&w->waits, memory_order_relaxed);
+	if (small_sends > 0 && (w->host_poll || !w->threaded) && waits != q->waits_at_submit &&
 	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
-		q->waits_at_submit = atomic_load_explicit(&w->waits, memory_order_relaxed);
+		q->waits_at_submit = waits;
 	if (w->threaded) /* polled devices have no engine thread to wake */
 		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);
 	rc = count;

@@ -152,7 +152,8 @@ double bw_now(void);
  * against bw_now() over the same interval). */
 uint64_t bw_ticks(void);
 double bw_median(double *v, int n);          /* sorts v */
-double bw_percentile(double *v, long n, double pct); /* sorts v */
+void bw_sort(double *v, long n);
+double bw_percentile(const double *v, long n, double pct); /* v sorted ascending */
 
 /* memref.c ------------------------------------------------------------ */
 /* Per-thread memcpy GB/s with @threads threads, each copying @bytes over @slots slots, @iters times. */

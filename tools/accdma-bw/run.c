@@ -786,6 +786,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 			free(v);
 			return -1;
 		}
+		bw_sort(v, iters);
 		s->p50_us = bw_percentile(v, iters, 50) * 1e6;
 		s->p99_us = bw_percentile(v, iters, 99) * 1e6;
 		free(v);

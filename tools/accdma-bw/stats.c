@@ -39,14 +39,20 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* bw_percentile() - nearest-rank percentile @pct (0..100) of @n values; sorts @v. */
-double bw_percentile(double *v, long n, double pct)
+/* bw_sort() - sort @n values ascending, once for all the percentiles taken. */
+void bw_sort(double *v, long n)
+{
+	if (n > 0)
+		qsort(v, (size_t)n, sizeof(*v), cmp_double);
+}
+
+/* bw_percentile() - nearest-rank percentile @pct (0..100) of @n values sorted ascending. */
+double bw_percentile(const double *v, long n, double pct)
 {
 	long k;
 
 	if (n <= 0)
 		return NAN;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	k = (long)ceil(pct / 100.0 * (double)n) - 1;
 	if (k < 0)
 		k = 0;
