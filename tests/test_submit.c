@@ -175,6 +175,57 @@ static void test_back_to_back_posts_batch(void **state)
 	th_close(w);
 }
 
+/* One post of more small sends than the peer's ring holds, read inline: the
+ * first ring-full are copied in, the rest wait at the rendezvous (the posting
+ * thread takes them there), and the recvs posted later get every message in
+ * order. */
+static void test_full_ring_at_post(void **state)
+{
+	enum { N = 300, RING = 256 };
+	struct accdma_world_opts o;
+	accdma_world *w;
+	int32_t *src, *dst;
+	accdma_key ks, kd;
+	struct accdma_op ops[N];
+	accdma_token ts[N], tr[N];
+	enum accdma_status st[N];
+
+	(void)state;
+	th_opts(&o, 2);
+	o.engines = 0;
+	o.queue_depth = 512;
+	w = th_open_opts(&o);
+	ks = th_alloc(w, 0, N * 64, (void **)&src);
+	kd = th_alloc(w, 1, N * 64, (void **)&dst);
+	for (int i = 0; i < N; i++) {
+		src[i * 16] = 5000 + i;
+		dst[i * 16] = -1;
+		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = TAG, .key = ks,
+					     .offset = (uint64_t)i * 64, .length = 4 };
+	}
+	assert_int_equal(accdma_post(th_q(w, 0), ops, N, ts), N);
+	for (int i = 0; i < N; i++) {
+		enum accdma_op_stage got = stage_of(w, ts[i]), want =
+			i < RING ? ACCDMA_STAGE_DONE : ACCDMA_STAGE_PEER;
+
+		if (got != want)
+			fail_msg("send %d: stage %s, expected %s", i, accdma_op_stage_str(got),
+				 accdma_op_stage_str(want));
+	}
+	for (int i = 0; i < N; i++)
+		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = 0, .tag = TAG, .key = kd,
+					     .offset = (uint64_t)i * 64, .length = 4 };
+	assert_int_equal(accdma_post(th_q(w, 1), ops, N, tr), N);
+	assert_int_equal(accdma_wait_all(w, tr, N, 10000, st), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(st[i], ACCDMA_OK);
+		if (dst[i * 16] != 5000 + i)
+			fail_msg("recv %d got %d, expected %d", i, dst[i * 16], 5000 + i);
+	}
+	th_wait_all_ok(w, ts, N);
+	th_close(w);
+}
+
 /* Behind a fence that waits, a post is not read, and the ops behind the
  * fence go in order once it completes. */
 static void test_fence_holds_post(void **state)
@@ -314,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_small_send_leaves_at_post),
 		cmocka_unit_test(test_busy_queue_left_to_pass),
 		cmocka_unit_test(test_back_to_back_posts_batch),
+		cmocka_unit_test(test_full_ring_at_post),
 		cmocka_unit_test(test_fence_holds_post),
 		cmocka_unit_test(test_large_send_not_started_at_post),
 		cmocka_unit_test(test_rounds_race_engines),
