@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fw.h - what the host may ask of the device firmware stub: power a device's
- * engines on and off. Everything else goes through queue/ (rings, doorbells,
- * completion records) and the mailbox, as with real hardware.
+ * engines on and off, and lend them a host thread (a polled pass, an inline
+ * submission), which real hardware would ignore. Everything else goes through
+ * queue/ (rings, doorbells, completion records) and the mailbox, as with real
+ * hardware.
  */
 #ifndef ACCDMA_FW_H
 #define ACCDMA_FW_H
