@@ -162,7 +162,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	uint32_t stack_slots[POST_STACK_BATCH], *slots = stack_slots;
 	uint64_t stack_seqs[POST_STACK_BATCH], *seqs = stack_seqs;
 	struct accdma_world *w;
-	int rc, i, pinned = 0, small_sends = 0;
+	int rc, i, pinned = 0, small_send = 0, other_send = 0;
 	uint32_t waits;
 
 	rc = queue_check(q);
@@ -175,8 +175,12 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 		rc = op_check(w, &ops[i], flags);
 		if (rc)
 			return rc;
-		if (ops[i].kind == ACCDMA_OP_SEND) /* any other send rules out reading inline */
-			small_sends += !ops[i].num_deps && ops[i].length <= w->sh->eager_max ? 1 : -count;
+		if (ops[i].kind != ACCDMA_OP_SEND)
+			continue;
+		if (!ops[i].num_deps && ops[i].length <= w->sh->eager_max)
+			small_send = 1;
+		else
+			other_send = 1; /* rules out reading the post inline */
 	}
 	if (count > POST_STACK_BATCH) {
 		slots = malloc((size_t)count * sizeof(*slots));
@@ -219,7 +223,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	 * its posts as a batch serves it better (one message at a time hands the
 	 * peer one line at a time). */
 	waits = atomic_load_explicit(&w->waits, memory_order_relaxed);
-	if (small_sends > 0 && (w->host_poll || !w->threaded) && waits != q->waits_at_submit &&
+	if (small_send && !other_send && (w->host_poll || !w->threaded) && waits != q->waits_at_submit &&
 	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
 		q->waits_at_submit = waits;
 	if (w->threaded) /* polled devices have no engine thread to wake */

@@ -20,6 +20,12 @@
  * Return: 0 if the token is live and still owned by the caller; -EBADF;
  * -EINVAL for a malformed token; -ESTALE if consumed or never issued.
  */
+/* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
+static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
+{
+	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)];
+}
+
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	uint32_t dev = q_token_dev(t);
@@ -32,8 +38,7 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 		return -EINVAL;
 	if ((int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal)
 		return -EINVAL;
-	/* the host's view of the queue: no walk through the arena's offsets */
-	q = &w->queues[dev * (uint32_t)w->opts.queues + q_token_queue(t)];
+	q = token_queue(w, t);
 	*qs = q->sh;
 	*c = &q->cpl[q_token_slot(t)];
 	/* State before generation: a reused slot's POSTED orders its new generation before our read. */
@@ -47,8 +52,7 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 /* The record of a token drv_token_cpl() has already accepted. */
 static struct q_cpl *token_cpl_checked(struct accdma_world *w, accdma_token t)
 {
-	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)]
-			.cpl[q_token_slot(t)];
+	return &token_queue(w, t)->cpl[q_token_slot(t)];
 }
 
 /* The op is complete (acquire: its status and bytes are visible). */
