@@ -34,6 +34,13 @@ static const struct cfg cfgs[] = {
 	{ 2, 0, "2 queues, polled" },
 };
 
+/* Run one scenario in every configuration. */
+static void for_each_cfg(void (*run)(const struct cfg *c))
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		run(&cfgs[i]);
+}
+
 static accdma_world *open_cfg(const struct cfg *c, int depth)
 {
 	struct accdma_world_opts o;
@@ -103,8 +110,7 @@ static void run_pin_holds(const struct cfg *c)
 static void test_pin_holds_consumed_slot(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
-		run_pin_holds(&cfgs[i]);
+	for_each_cfg(run_pin_holds);
 }
 
 /* E is done (a fence after it completed) but its token is live: its slot and
@@ -135,8 +141,7 @@ static void run_done_unconsumed(const struct cfg *c)
 static void test_done_unconsumed_keeps_slot(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
-		run_done_unconsumed(&cfgs[i]);
+	for_each_cfg(run_done_unconsumed);
 }
 
 /* A recv whose token was released while pending keeps its slot until it
@@ -174,8 +179,7 @@ static void run_released_pending(const struct cfg *c)
 static void test_released_pending_keeps_slot(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
-		run_released_pending(&cfgs[i]);
+	for_each_cfg(run_released_pending);
 }
 
 /* Another queue's producer pins the tokens its owner consumes meanwhile. */
