@@ -18,7 +18,11 @@
 
 #include "dma/dma.h"
 
+/* Copies from this size up stream past the cache. A build may move it
+ * (-DDMA_NT_THRESHOLD=...; BENCHMARKS.md measures with it out of reach). */
+#ifndef DMA_NT_THRESHOLD
 #define DMA_NT_THRESHOLD (1u << 20)
+#endif
 
 static _Atomic uint32_t fault_countdown[DMA_FAULT__COUNT];
 
