@@ -29,7 +29,7 @@ static void release_all(struct accdma_world *w, const accdma_token *t, int n)
 int accdma_barrier(accdma_queue *q, const accdma_token *deps, int num_deps, accdma_token *token)
 {
 	struct accdma_world *w;
-	accdma_token held[2 * 11 + 1], prev = 0;
+	accdma_token held[2 * 11 + 1] = { 0 }, prev = 0; /* zeroed: gcc -flto cannot see nheld bounds its reads */
 	int n, me, nheld = 0, rc = 0;
 
 	if (!q || q->magic != DRV_QUEUE_MAGIC || drv_world_check(q->world))

@@ -162,7 +162,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	uint32_t stack_slots[POST_STACK_BATCH], *slots = stack_slots;
 	uint64_t stack_seqs[POST_STACK_BATCH], *seqs = stack_seqs;
 	struct accdma_world *w;
-	int rc, i, pinned = 0, small_send = 0, other_send = 0;
+	int rc, i, pinned = 0, small_send = 0, other_send = 0, any_deps = 0;
 	uint32_t waits;
 
 	rc = queue_check(q);
@@ -175,6 +175,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 		rc = op_check(w, &ops[i], flags);
 		if (rc)
 			return rc;
+		any_deps |= ops[i].num_deps;
 		if (ops[i].kind != ACCDMA_OP_SEND)
 			continue;
 		if (!ops[i].num_deps && ops[i].length <= w->sh->eager_max)
@@ -192,7 +193,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	rc = reserve_slots(q, slots, count);
 	if (rc)
 		goto out;
-	for (pinned = 0; pinned < count; pinned++) {
+	for (pinned = 0; any_deps && pinned < count; pinned++) { /* most posts have none */
 		rc = pin_deps(q, &ops[pinned]);
 		if (rc)
 			goto unwind;
@@ -231,7 +232,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	rc = count;
 	goto out;
 unwind:
-	for (i = 0; i < pinned; i++)
+	for (i = 0; any_deps && i < pinned; i++)
 		unpin(w, ops[i].deps, ops[i].num_deps);
 	for (i = 0; i < count; i++)
 		atomic_store_explicit(&q->cpl[slots[i]].state, Q_SLOT_FREE, memory_order_relaxed);

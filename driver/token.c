@@ -17,6 +17,7 @@
 #define WAIT_SPIN_NS 20000
 #endif
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
+#define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
 
 /**
  * drv_token_cpl() - find the completion record a token names.
@@ -30,13 +31,12 @@ static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
 	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)];
 }
 
-int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
+/* drv_token_cpl() for a caller that has checked the world. */
+static int token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	uint32_t dev = q_token_dev(t);
 	struct accdma_queue *q;
 
-	if (drv_world_check(w))
-		return -EBADF;
 	if (t == 0 || q_token_gen(t) == 0 || dev >= (uint32_t)w->opts.num_devices ||
 	    q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
 		return -EINVAL;
@@ -51,6 +51,13 @@ int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs
 	    !atomic_load_explicit(&(*c)->token, memory_order_acquire))
 		return -ESTALE;
 	return 0;
+}
+
+int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
+{
+	if (drv_world_check(w))
+		return -EBADF;
+	return token_lookup(w, t, qs, c);
 }
 
 /* The record of a token drv_token_cpl() has already accepted. */
@@ -267,7 +274,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 {
 	struct wait_clock wc = { 0, 0 };
 	struct q_queue_sh *qs;
-	struct q_cpl *c;
+	struct q_cpl *c, *first[WAIT_ALL_KEEP];
 	int64_t ms;
 	int rc;
 
@@ -276,14 +283,16 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	if (!tokens || count < 0)
 		return -EINVAL;
 	for (int i = 0; i < count; i++) {
-		rc = drv_token_cpl(w, tokens[i], &qs, &c);
+		rc = token_lookup(w, tokens[i], &qs, &c);
 		if (rc)
 			return rc;
+		if (i < WAIT_ALL_KEEP)
+			first[i] = c;
 	}
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms; /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
-		c = token_cpl_checked(w, tokens[i]);
+		c = i < WAIT_ALL_KEEP ? first[i] : token_cpl_checked(w, tokens[i]);
 		if (!is_done(c) && sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc)) {
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {

@@ -427,10 +427,20 @@ int q_slot_consume_token(struct q_cpl *c, int shared);
 /**
  * q_slot_reusable() - may the queue's producer take this slot for a new op?
  * @c: the completion record.
+ * Inline: every post asks it once per op, and the call cost as much as the test.
  * Return: 1 if it was never used, or is done with its token consumed and no
  * dependent pinning it.
  */
-int q_slot_reusable(struct q_cpl *c);
+static inline int q_slot_reusable(struct q_cpl *c)
+{
+	uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+
+	if (st == Q_SLOT_FREE)
+		return 1;
+	/* seq_cst loads (plain on x86): token, then pins, against q_slot_tryget's order */
+	return st == Q_SLOT_DONE && !atomic_load_explicit(&c->token, memory_order_seq_cst) &&
+	       !atomic_load_explicit(&c->refs, memory_order_seq_cst);
+}
 
 /**
  * q_single_writer_add() - add @d to counter @c that only one thread at a time

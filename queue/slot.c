@@ -50,14 +50,3 @@ int q_slot_consume_token(struct q_cpl *c, int shared)
 	atomic_store_explicit(&c->token, 0, memory_order_release);
 	return 0;
 }
-
-int q_slot_reusable(struct q_cpl *c)
-{
-	uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
-
-	if (st == Q_SLOT_FREE)
-		return 1;
-	/* seq_cst loads (plain on x86): token, then pins, against q_slot_tryget's order */
-	return st == Q_SLOT_DONE && !atomic_load_explicit(&c->token, memory_order_seq_cst) &&
-	       !atomic_load_explicit(&c->refs, memory_order_seq_cst);
-}

@@ -67,6 +67,7 @@ struct bw_ctx {
 	const struct bw_plan *plan;
 	uint64_t bytes, stride;
 	int win, ndev, nops;
+	int win_pow2;               /* window slots by mask, not division */
 	unsigned seed;
 	struct bw_devstate *dev;
 	/* one doorbell's worth of ops */
@@ -114,6 +115,13 @@ int bw_sync_ranks(accdma_world *w, int64_t timeout_ms)
 	if (rc)
 		fprintf(stderr, "accdma-bw: waiting for the other ranks: %s\n", strerror(-rc));
 	return rc;
+}
+
+/* Window slot of iteration @k (a mask for the usual power-of-two window: two
+ * divisions per iteration and device are on the posting path otherwise). */
+static int slot_of(const struct bw_ctx *c, long k)
+{
+	return c->win_pow2 ? (int)(k & (c->win - 1)) : (int)(k % c->win);
 }
 
 static uint64_t stride_of(uint64_t bytes)
@@ -164,7 +172,7 @@ static int wait_iters(struct bw_ctx *c, int d, long count)
 	if (count > ds->head - ds->tail)
 		count = ds->head - ds->tail;
 	while (count > 0) {
-		int slot = (int)(ds->tail % c->win);
+		int slot = slot_of(c, ds->tail);
 		long n = count < c->win - slot ? count : c->win - slot;
 		accdma_token *t = &ds->tok[(size_t)slot * per];
 
@@ -278,7 +286,7 @@ static int add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	const struct bw_devplan *dp = ds->dp;
-	int slot = (int)(it % c->win), j;
+	int slot = slot_of(c, it), j;
 	size_t base = (size_t)slot * dp->nops;
 
 	for (j = j0; j < j1; j++) {
@@ -309,7 +317,7 @@ static int post_direct(struct bw_ctx *c, int d, long k, int b)
 
 	c->first_iter = k;
 	while (b > 0) {
-		int slot = (int)(k % c->win), n = b < c->win - slot ? b : c->win - slot;
+		int slot = slot_of(c, k), n = b < c->win - slot ? b : c->win - slot;
 		size_t base = (size_t)slot * (size_t)per;
 
 		ds->head = k + n;
@@ -334,7 +342,7 @@ static int post_iters(struct bw_ctx *c, int d, long k, int b)
 	c->nb = 0;
 	c->first_iter = k;
 	for (it = k; it < k + b; it++) {
-		ds->ntok[it % c->win] = 0;
+		ds->ntok[slot_of(c, it)] = 0;
 		ds->head = it + 1;
 		if (add_ops(c, d, it, 0, ds->dp->nops))
 			return -1;
@@ -398,7 +406,7 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 			    wait_iters(c, d, ds->head - ds->tail + b - c->win))
 				return -1;
 			if (stamp && k + b == n)
-				prep_last(c, d, (int)((n - 1) % c->win));
+				prep_last(c, d, slot_of(c, n - 1));
 			if (post_iters(c, d, k, b))
 				return -1;
 		}
@@ -440,7 +448,7 @@ static int loop_one_at_a_time(struct bw_ctx *c, long n, int stamp, double *lat,
 		if (stamp && k == n - 1) {
 			for (d = 0; d < c->ndev; d++)
 				if (c->dev[d].dp->nops)
-					prep_last(c, d, (int)(k % c->win));
+					prep_last(c, d, slot_of(c, k));
 			k0 = bw_ticks(); /* the stamping is not the iteration's */
 		}
 		if (iter(c, k))
@@ -466,7 +474,7 @@ static int loop_one_at_a_time(struct bw_ctx *c, long n, int stamp, double *lat,
 static int sync_done(struct bw_ctx *c, int d, long k)
 {
 	struct bw_devstate *ds = &c->dev[d];
-	int slot = (int)(k % c->win), j, rc;
+	int slot = slot_of(c, k), j, rc;
 	accdma_token *t = &ds->tok[(size_t)slot * ds->dp->nops];
 	enum accdma_status st;
 
@@ -498,7 +506,7 @@ static int sync_unblock(struct bw_ctx *c, int d, long k, enum accdma_status st)
 	struct bw_devstate *ds = &c->dev[d];
 	int j = ds->fence_j;
 
-	ds->tok[(size_t)(k % c->win) * ds->dp->nops + (size_t)j] = 0; /* consumed */
+	ds->tok[(size_t)slot_of(c, k) * ds->dp->nops + (size_t)j] = 0; /* consumed */
 	ds->fence_j = -1;
 	if (st != ACCDMA_OK)
 		return fail_status(c, d, k, j, st);
@@ -512,7 +520,7 @@ static int sync_unblock(struct bw_ctx *c, int d, long k, enum accdma_status st)
  */
 static int sync_iter(struct bw_ctx *c, long k)
 {
-	int slot = (int)(k % c->win), busy = 0, d, i, n, rc;
+	int slot = slot_of(c, k), busy = 0, d, i, n, rc;
 	enum accdma_status st;
 
 	for (d = 0; d < c->ndev; d++) {
@@ -603,7 +611,7 @@ static int sync_iter(struct bw_ctx *c, long k)
 
 static int verify(struct bw_ctx *c, long n)
 {
-	int slot = (int)((n - 1) % c->win), d, j;
+	int slot = slot_of(c, n - 1), d, j;
 
 	for (d = 0; d < c->ndev; d++) {
 		const struct bw_devplan *dp = c->dev[d].dp;
@@ -646,6 +654,7 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 	c->bytes = bytes;
 	c->stride = stride_of(bytes);
 	c->win = plan->mode == BW_MODE_SYNC ? 1 : win_iters; /* sync: one iteration in flight */
+	c->win_pow2 = !(c->win & (c->win - 1));
 	c->ndev = plan->ndev;
 	c->nops = plan->max_nops;
 	c->seed = next_seed++;
