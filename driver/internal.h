@@ -12,6 +12,7 @@
 #include "dma/dma.h"
 #include "fw_stub/fw.h"
 #include "queue/queue.h"
+#include "queue/trace.h"
 
 #define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
 #define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */

@@ -259,7 +259,12 @@ int drv_free_slots(struct accdma_queue *q)
 
 int accdma_post(accdma_queue *q, const struct accdma_op *ops, int count, accdma_token *tokens)
 {
-	return drv_post(q, ops, count, tokens, 0);
+	int rc;
+
+	q_trace(Q_TRACE_POST);
+	rc = drv_post(q, ops, count, tokens, 0);
+	q_trace(Q_TRACE_POSTED);
+	return rc;
 }
 
 /* The single-op calls: 0 rather than the count. */

@@ -308,6 +308,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			return rc;
 		tokens[i] = 0;
 	}
+	q_trace(Q_TRACE_WAITED);
 	return 0;
 }
 

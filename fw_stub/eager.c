@@ -326,6 +326,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	s->tag = op->d.tag;
 	s->seq = op->d.seq;
 	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
+	q_trace(Q_TRACE_STAMP);
 	tx->pos += span;
 	eager_unlock(fd, &fd->eager_tx_lock);
 
@@ -377,12 +378,14 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 		idx = take(fd, src, op->d.tag, op->d.seq, &held);
 		if (idx >= 0) {
 			struct fw_eager_rx *rx = &fd->eager_rx[src];
-			enum accdma_status st = deliver(fd, rx->ring, (uint32_t)idx, op->addr,
-							op->d.length, &bytes);
+			enum accdma_status st;
 
+			q_trace(Q_TRACE_LANDED);
+			st = deliver(fd, rx->ring, (uint32_t)idx, op->addr, op->d.length, &bytes);
 			taken(fd, rx, (uint32_t)idx, held);
 			eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
+			q_trace(Q_TRACE_RECV_DONE);
 			return FW_ARRIVE_DONE;
 		}
 		if (!lost && may_park(fd, op)) {

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "fw_stub/fw.h"
+#include "queue/trace.h"
 
 /* Engine-private life of an op, beside the shared completion record.
  * PEER: waiting in a rendezvous table, where its partner may complete it.

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install the Debian packages accdma needs to build and test, skipping those present.
 #   build:     gcc make libnuma-dev libcmocka-dev pkg-config
-#   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot)
+#   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot),
+#              python3 (accdma-bw's trace-summary check)
 #   peers:     openmpi-bin libopenmpi-dev ucx-utils (BENCHMARKS.md baselines; optional: PEERS=1)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
-pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox"
+pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3"
 [ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
 missing=""
 for p in $pkgs; do

@@ -1,7 +1,7 @@
 # accdma-bw: the throughput tool. Included by the top Makefile.
 #   make $(B)/accdma-bw          build it
 #   make check                   runs check-accdma-bw: a tiny sweep of every pattern and mode,
-#                                data verified
+#                                data verified; trace.sh's buffer and summary checked
 #   make plot [CSV=x.csv] [PNG=x.png]   bandwidth against size, one curve per mode
 #                                (without CSV=, runs a permute sweep into $(B)/accdma-bw.csv first)
 
@@ -61,6 +61,9 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
 	$(BW_SMOKE) --csv --mode all --pattern permute --size 64 | grep -q '^permute,sync,64,40,2,local,2,1,1,.*,1$$'; \
 	$(BW_SMOKE) --json --pattern pair --size 64 | grep -q '"verified": true'; \
+	echo "== trace.sh's parts: the ACCDMA_TRACE buffer compiles, trace-summary.py on known traces"; \
+	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/trace.c; \
+	python3 tools/accdma-bw/trace-summary-test.py; \
 	echo "accdma-bw smoke: OK"
 
 CSV ?= $(B)/accdma-bw.csv

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.c - the buffer behind q_trace() in an ACCDMA_TRACE build.
+ *
+ * One buffer per process, appended to without locks: the trace is meant for
+ * the one-host-thread latency round (tools/accdma-bw/trace.sh), where the
+ * posting thread also runs the passes. Each entry is TSC << 3 | point. At
+ * exit the entries go to $ACCDMA_TRACE_OUT.<pid>, one "point tsc" per line,
+ * after a line "tsc_per_ns R" measured against CLOCK_MONOTONIC over the run.
+ */
+#include "queue/trace.h"
+
+#ifdef ACCDMA_TRACE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#define TRACE_MAX (1u << 22)
+
+static uint64_t entries[TRACE_MAX];
+static uint32_t count;
+static uint64_t tsc0, ns0;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/** q_trace() - append point @p with the TSC now (dropped once the buffer is full). */
+void q_trace(enum q_trace_point p)
+{
+	if (count < TRACE_MAX)
+		entries[count++] = __rdtsc() << 3 | (uint64_t)p;
+}
+
+__attribute__((constructor)) static void trace_start(void)
+{
+	ns0 = mono_ns();
+	tsc0 = __rdtsc();
+}
+
+__attribute__((destructor)) static void trace_write(void)
+{
+	const char *prefix = getenv("ACCDMA_TRACE_OUT");
+	uint64_t ns = mono_ns() - ns0, tsc = __rdtsc() - tsc0;
+	char path[4096];
+	FILE *f;
+
+	if (!prefix || !count || !ns)
+		return;
+	snprintf(path, sizeof(path), "%s.%d", prefix, (int)getpid());
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fprintf(f, "tsc_per_ns %.6f\n", (double)tsc / (double)ns);
+	for (uint32_t i = 0; i < count; i++)
+		fprintf(f, "%u %llu\n", (unsigned)(entries[i] & 7), (unsigned long long)(entries[i] >> 3));
+	fclose(f);
+}
+#endif
