@@ -2,26 +2,32 @@
 /*
  * trace.c - the buffer behind q_trace() in an ACCDMA_TRACE build.
  *
- * One buffer per process, appended to without locks: the trace is meant for
+ * One buffer per process, appended to without a locked instruction (one would
+ * drain the store buffer and move what is measured): the trace is meant for
  * the one-host-thread latency round (tools/accdma-bw/trace.sh), where the
- * posting thread also runs the passes. Each entry is TSC << 3 | point. At
- * exit the entries go to $ACCDMA_TRACE_OUT.<pid>, one "point tsc" per line,
- * after a line "tsc_per_ns R" measured against CLOCK_MONOTONIC over the run.
+ * posting thread also runs the passes; an engine thread tracing at the same
+ * moment may overwrite an entry. Each entry is TSC << 3 | point. At exit the
+ * entries go to $ACCDMA_TRACE_OUT.<pid>, one "point tsc" per line, after a
+ * line "tsc_per_ns R" measured against CLOCK_MONOTONIC over the run. Off x86
+ * the "TSC" is CLOCK_MONOTONIC in ns.
  */
 #include "queue/trace.h"
 
 #ifdef ACCDMA_TRACE
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+#endif
 
 #define TRACE_MAX (1u << 22)
 
 static uint64_t entries[TRACE_MAX];
-static uint32_t count;
+static _Atomic uint32_t count;
 static uint64_t tsc0, ns0;
 
 static uint64_t mono_ns(void)
@@ -32,27 +38,41 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return mono_ns();
+#endif
+}
+
 /** q_trace() - append point @p with the TSC now (dropped once the buffer is full). */
 void q_trace(enum q_trace_point p)
 {
-	if (count < TRACE_MAX)
-		entries[count++] = __rdtsc() << 3 | (uint64_t)p;
+	uint32_t n = atomic_load_explicit(&count, memory_order_relaxed);
+
+	if (n < TRACE_MAX) {
+		entries[n] = ticks() << 3 | (uint64_t)p;
+		atomic_store_explicit(&count, n + 1, memory_order_relaxed);
+	}
 }
 
 __attribute__((constructor)) static void trace_start(void)
 {
 	ns0 = mono_ns();
-	tsc0 = __rdtsc();
+	tsc0 = ticks();
 }
 
 __attribute__((destructor)) static void trace_write(void)
 {
 	const char *prefix = getenv("ACCDMA_TRACE_OUT");
-	uint64_t ns = mono_ns() - ns0, tsc = __rdtsc() - tsc0;
+	uint64_t ns = mono_ns() - ns0, tsc = ticks() - tsc0;
+	uint32_t n = atomic_load(&count);
 	char path[4096];
 	FILE *f;
 
-	if (!prefix || !count || !ns)
+	if (!prefix || !n || !ns)
 		return;
 	snprintf(path, sizeof(path), "%s.%d", prefix, (int)getpid());
 	f = fopen(path, "w");
@@ -61,7 +81,7 @@ __attribute__((destructor)) static void trace_write(void)
 		return;
 	}
 	fprintf(f, "tsc_per_ns %.6f\n", (double)tsc / (double)ns);
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; i < n; i++)
 		fprintf(f, "%u %llu\n", (unsigned)(entries[i] & 7), (unsigned long long)(entries[i] >> 3));
 	fclose(f);
 }
