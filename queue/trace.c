@@ -38,6 +38,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Plain RDTSC (~3 ns here): it is not ordered after earlier loads, so a
+ * point right after a load that misses may be stamped before the miss is
+ * served. Near that moves little; far, the found message's miss (~110 ns)
+ * shows up after the "landed" point. RDTSCP orders it but costs ~13 ns a
+ * point and stretched the near round from ~125 to ~240 ns: worse. */
 static uint64_t ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
