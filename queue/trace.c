@@ -11,6 +11,7 @@
  * line "tsc_per_ns R" measured against CLOCK_MONOTONIC over the run. Off x86
  * the "TSC" is CLOCK_MONOTONIC in ns.
  */
+#include "queue/queue.h"
 #include "queue/trace.h"
 
 #ifdef ACCDMA_TRACE
@@ -18,7 +19,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -30,14 +30,6 @@ static uint64_t entries[TRACE_MAX];
 static _Atomic uint32_t count;
 static uint64_t tsc0, ns0;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Plain RDTSC (~3 ns here): it is not ordered after earlier loads, so a
  * point right after a load that misses may be stamped before the miss is
  * served. Near that moves little; far, the found message's miss (~110 ns)
@@ -48,7 +40,7 @@ static uint64_t ticks(void)
 #if defined(__x86_64__) || defined(__i386__)
 	return __rdtsc();
 #else
-	return mono_ns();
+	return q_now_ns();
 #endif
 }
 
@@ -65,14 +57,14 @@ void q_trace(enum q_trace_point p)
 
 __attribute__((constructor)) static void trace_start(void)
 {
-	ns0 = mono_ns();
+	ns0 = q_now_ns();
 	tsc0 = ticks();
 }
 
 __attribute__((destructor)) static void trace_write(void)
 {
 	const char *prefix = getenv("ACCDMA_TRACE_OUT");
-	uint64_t ns = mono_ns() - ns0, tsc = ticks() - tsc0;
+	uint64_t ns = q_now_ns() - ns0, tsc = ticks() - tsc0;
 	uint32_t n = atomic_load(&count);
 	char path[4096];
 	FILE *f;
