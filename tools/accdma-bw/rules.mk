@@ -57,6 +57,13 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
 	$(BW_SHM) $(BW_SMOKE_ARGS) --engines 0 --pattern pair --size 4097 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --pattern permute --min-bytes 8 --max-bytes 4097 --factor 512 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --latency --engines 0 --pattern bidir --size 64 > /dev/null; \
+	echo "== accdma-bw: a failed op stops the run and is named (fault injected at one descriptor fetch)"; \
+	for a in --latency "--post-list 1" "--post-list 4"; do \
+	  if ACCDMA_FAULT=fetch:30 $(BW_SMOKE) --pattern permute --devices 2 --size 8 $$a > /dev/null 2> $(B)/bw-fault.err; then \
+	    echo "accdma-bw $$a: a failed op went unnoticed"; exit 1; fi; \
+	  grep -Eq '^accdma-bw: device [0-9]+ iteration [0-9]+: (send|recv) \(peer [0-9]+, 8 bytes\) completed [A-Z_]+$$' \
+	    $(B)/bw-fault.err || { cat $(B)/bw-fault.err; exit 1; }; \
+	done; \
 	echo "== accdma-bw --csv / --json"; \
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
 	$(BW_SMOKE) --csv --mode all --pattern permute --size 64 | grep -q '^permute,sync,64,40,2,local,2,1,1,.*,1$$'; \

@@ -76,6 +76,8 @@ struct bw_ctx {
 	accdma_token *out, *deps;
 	int *slot_of;
 	long first_iter;           /* first iteration of the current post_iters call */
+	int *active, nactive;      /* the devices with ops in this process */
+	int all_direct;            /* every one of them posts straight from its templates */
 	double excluded;
 	double *lat;
 	long nlat;
@@ -159,6 +161,16 @@ static int fail_status(struct bw_ctx *c, int d, long iter, int j, enum accdma_st
 	return -1;
 }
 
+/* Report a failed wait on @n iterations of device @d from @first. Return: -1. */
+static int wait_failed(const struct bw_ctx *c, int d, long first, long n, int rc)
+{
+	fprintf(stderr, "accdma-bw: device %d: waiting on iterations %ld..%ld (%llu bytes): %s\n", d,
+		first, first + n - 1, (unsigned long long)c->bytes, strerror(-rc));
+	if (rc == -ETIMEDOUT)
+		accdma_stall_report(c->w, stderr);
+	return -1;
+}
+
 /*
  * Wait on device @d's @count oldest iterations in flight. A device's tokens
  * are laid out densely (its own ops per iteration), so consecutive iterations
@@ -177,14 +189,8 @@ static int wait_iters(struct bw_ctx *c, int d, long count)
 		accdma_token *t = &ds->tok[(size_t)slot * per];
 
 		rc = accdma_wait_all(c->w, t, (int)(n * per), c->o->timeout_ms, ds->st);
-		if (rc) {
-			fprintf(stderr, "accdma-bw: device %d: waiting on iterations %ld..%ld "
-					"(%llu bytes): %s\n", d, ds->tail, ds->tail + n - 1,
-				(unsigned long long)c->bytes, strerror(-rc));
-			if (rc == -ETIMEDOUT)
-				accdma_stall_report(c->w, stderr);
-			return -1;
-		}
+		if (rc)
+			return wait_failed(c, d, ds->tail, n, rc);
 		for (j = 0; j < n * per; j++)
 			if (ds->st[j] != ACCDMA_OK)
 				return fail_status(c, d, ds->tail + j / per, j % per, ds->st[j]);
@@ -196,9 +202,27 @@ static int wait_iters(struct bw_ctx *c, int d, long count)
 	return 0;
 }
 
+/* wait_iters() of one iteration of a device with no dependencies: the
+ * latency loop's and a one-iteration doorbell's path, which is all on the
+ * measured round (the general one costs ~100 instructions a round more). */
+static int wait_one_direct(struct bw_ctx *c, int d)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int per = ds->dp->nops, slot = slot_of(c, ds->tail), j, rc;
+
+	rc = accdma_wait_all(c->w, &ds->tok[(size_t)slot * per], per, c->o->timeout_ms, ds->st);
+	if (rc)
+		return wait_failed(c, d, ds->tail, 1, rc);
+	for (j = 0; j < per; j++)
+		if (ds->st[j] != ACCDMA_OK)
+			return fail_status(c, d, ds->tail, j, ds->st[j]);
+	ds->tail++;
+	return 0;
+}
+
 static int wait_oldest(struct bw_ctx *c, int d)
 {
-	return wait_iters(c, d, 1);
+	return c->dev[d].nodeps ? wait_one_direct(c, d) : wait_iters(c, d, 1);
 }
 
 /* Post @n ops of device @d with one doorbell, their tokens into @out; a full
@@ -331,6 +355,19 @@ static int post_direct(struct bw_ctx *c, int d, long k, int b)
 	return 0;
 }
 
+/* post_direct() of one iteration: all there is between a wait's return and
+ * the next post in the latency loop. */
+static int post_one_direct(struct bw_ctx *c, int d, long k)
+{
+	struct bw_devstate *ds = &c->dev[d];
+	int per = ds->dp->nops;
+	size_t base = (size_t)slot_of(c, k) * (size_t)per;
+
+	c->first_iter = k;
+	ds->head = k + 1;
+	return post_ops(c, d, &ds->tmpl[base], per, &ds->tok[base]);
+}
+
 /* Post iterations [k, k + b) of device @d. */
 static int post_iters(struct bw_ctx *c, int d, long k, int b)
 {
@@ -402,6 +439,15 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 			struct bw_devstate *ds = &c->dev[d];
 			if (!ds->dp->nops)
 				continue;
+			if (b == 1 && ds->nodeps) { /* one iteration per doorbell */
+				if (ds->head - ds->tail == c->win && wait_one_direct(c, d))
+					return -1;
+				if (stamp && k + 1 == n)
+					prep_last(c, d, slot_of(c, k));
+				if (post_one_direct(c, d, k))
+					return -1;
+				continue;
+			}
 			if (ds->head - ds->tail + b > c->win &&
 			    wait_iters(c, d, ds->head - ds->tail + b - c->win))
 				return -1;
@@ -417,8 +463,17 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 /* Latency mode's iteration @k: post it on every device, then wait for it. */
 static int lat_iter(struct bw_ctx *c, long k)
 {
-	int d;
+	int d, i;
 
+	if (c->all_direct) {
+		for (i = 0; i < c->nactive; i++)
+			if (post_one_direct(c, c->active[i], k))
+				return -1;
+		for (i = 0; i < c->nactive; i++)
+			if (wait_one_direct(c, c->active[i]))
+				return -1;
+		return 0;
+	}
 	for (d = 0; d < c->ndev; d++)
 		if (c->dev[d].dp->nops && post_iters(c, d, k, 1))
 			return -1;
@@ -666,7 +721,9 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 	c->dev = calloc((size_t)c->ndev, sizeof(*c->dev));
 	c->anyv = calloc((size_t)c->ndev, sizeof(*c->anyv));
 	c->anyd = calloc((size_t)c->ndev, sizeof(*c->anyd));
-	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev || !c->anyv || !c->anyd) {
+	c->active = calloc((size_t)c->ndev, sizeof(*c->active));
+	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev || !c->anyv || !c->anyd ||
+	    !c->active) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -720,11 +777,15 @@ int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
 		for (int j = 0; j < ds->dp->nops; j++)
 			if (ds->dp->ops[j].dep >= 0)
 				ds->nodeps = 0;
+		c->active[c->nactive++] = d;
 		/* touch every page now, so no run pays the first-touch faults */
 		memset(ds->src, 0x5a, srclen);
 		if (dstlen)
 			memset(ds->dst, 0, dstlen);
 	}
+	c->all_direct = plan->mode != BW_MODE_SYNC;
+	for (d = 0; d < c->nactive; d++)
+		c->all_direct &= c->dev[c->active[d]].nodeps;
 	*out = c;
 	return 0;
 fail:
@@ -758,6 +819,7 @@ void bw_ctx_destroy(struct bw_ctx *c)
 	free(c->lat);
 	free(c->anyv);
 	free(c->anyd);
+	free(c->active);
 	free(c);
 }
 
