@@ -10,7 +10,7 @@ set -u
 rounds=${1:-7} out=${2:-build/bench}
 bw=build/accdma-bw run=build/accdma-run
 peers=${PEERS:-/work/shared/bench/peers.sh}
-# configuration: name | environment | launcher
+# configuration: name | environment | launcher [| accdma-bw binary, to set another build beside this one]
 configs=(
 	"local|env|"                        # 1 engine thread per device + polled waits (default)
 	"local-E0|env ACCDMA_ENGINES=0|"    # polled devices: no engine threads
@@ -42,11 +42,11 @@ for ((r = 1; r <= rounds; r++)); do
 	{ date +%T; cat /proc/loadavg; head -1 /proc/stat; ps -eo pcpu=,comm= --sort=-pcpu | head -4; "$out/vcpu-probe"; } > "$d/load.txt"
 	bash "$peers" 2 > "$d/peers.txt" 2>&1
 	for c in "${configs[@]}"; do
-		IFS='|' read -r name envs launch <<< "$c"
+		IFS='|' read -r name envs launch cbw <<< "$c"
 		for m in "${measures[@]}"; do
 			IFS='|' read -r mname margs <<< "$m"
 			# shellcheck disable=SC2086
-			timeout 300 $envs $launch $bw -d 2 -r 1 --csv --no-progress $margs \
+			timeout 300 $envs $launch ${cbw:-$bw} -d 2 -r 1 --csv --no-progress $margs \
 				> "$d/$name.$mname.csv" 2> "$d/$name.$mname.err" ||
 				echo "round $r $name $mname: exit $?" >&2
 		done

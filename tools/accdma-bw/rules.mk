@@ -17,6 +17,11 @@ $(BW_OBJS): $(BW_HDRS)
 $(B)/accdma-bw: $(BW_OBJS) $(B)/libaccdma.a
 	$(CC) -o $@ $(BW_OBJS) $(B)/libaccdma.a $(LDFLAGS) $(LIBS) -lm
 
+# The same 8-byte permute with nothing around the calls (BENCHMARKS.md: what accdma-bw costs)
+ALL_TARGETS += $(B)/bare-loop
+$(B)/bare-loop: tools/accdma-bw/probe/bare-loop.c $(B)/libaccdma.a include/accdma.h
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
+
 # Smoke sweep: every pattern, chain and fence modes, a few sizes (including one that
 # is split into chunks by the engines), then sync mode (the host waits on every fence)
 # on every pattern, with the cases a lock-step wait would deadlock on (an odd ring and
@@ -30,7 +35,7 @@ BW_SMOKE := $(BW_ENV) $(B)/accdma-bw $(BW_SMOKE_ARGS)
 BW_SHM := $(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/accdma-bw
 
 .PHONY: check-accdma-bw plot
-check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
+check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	@set -e; \
 	for p in pair bidir permute pipeline chain; do \
 	  echo "== accdma-bw --pattern $$p --devices 4"; \
@@ -64,6 +69,12 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run
 	  grep -Eq '^accdma-bw: device [0-9]+ iteration [0-9]+: (send|recv) \(peer [0-9]+, 8 bytes\) completed [A-Z_]+$$' \
 	    $(B)/bw-fault.err || { cat $(B)/bw-fault.err; exit 1; }; \
 	done; \
+	echo "== bare-loop (the permute with nothing around the calls): round, chain, fence; 3 ranks; a failed op"; \
+	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop round 300 | grep -q '^bare-loop round .* verified'; \
+	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop chain 300 | grep -q '^bare-loop chain .* verified'; \
+	$(BW_ENV) $(B)/accdma-run -n 3 -- $(B)/bare-loop fence 300 | grep -q '^bare-loop fence .* 3 devices, verified'; \
+	if ACCDMA_FAULT=fetch:30 $(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop chain 300 > /dev/null 2>&1; then \
+	  echo "bare-loop: a failed op went unnoticed"; exit 1; fi; \
 	echo "== accdma-bw --csv / --json"; \
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
 	$(BW_SMOKE) --csv --mode all --pattern permute --size 64 | grep -q '^permute,sync,64,40,2,local,2,1,1,.*,1$$'; \
