@@ -205,7 +205,7 @@ static int wait_iters(struct bw_ctx *c, int d, long count)
 /* wait_iters() of one iteration of a device with no dependencies: the
  * latency loop's and a one-iteration doorbell's path, which is all on the
  * measured round (the general one costs ~100 instructions a round more). */
-static int wait_one_direct(struct bw_ctx *c, int d)
+static inline int wait_one_direct(struct bw_ctx *c, int d)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	int per = ds->dp->nops, slot = slot_of(c, ds->tail), j, rc;
@@ -357,7 +357,7 @@ static int post_direct(struct bw_ctx *c, int d, long k, int b)
 
 /* post_direct() of one iteration: all there is between a wait's return and
  * the next post in the latency loop. */
-static int post_one_direct(struct bw_ctx *c, int d, long k)
+static inline int post_one_direct(struct bw_ctx *c, int d, long k)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	int per = ds->dp->nops;
@@ -365,6 +365,9 @@ static int post_one_direct(struct bw_ctx *c, int d, long k)
 
 	c->first_iter = k;
 	ds->head = k + 1;
+	if (accdma_post(ds->q, &ds->tmpl[base], per, &ds->tok[base]) == per)
+		return 0;
+	/* nothing was posted: post_ops() waits if the queue is full, or says why */
 	return post_ops(c, d, &ds->tmpl[base], per, &ds->tok[base]);
 }
 
@@ -425,6 +428,25 @@ static void reset_counters(struct bw_ctx *c)
 		c->dev[d].tail = c->dev[d].head = 0;
 }
 
+/* loop_bw() with one iteration per doorbell on devices without dependencies:
+ * wait for the oldest iteration once the window is full, post the next one. */
+static int loop_direct(struct bw_ctx *c, long n, int stamp)
+{
+	reset_counters(c);
+	for (long k = 0; k < n; k++)
+		for (int i = 0; i < c->nactive; i++) {
+			int d = c->active[i];
+
+			if (k >= c->win && wait_one_direct(c, d))
+				return -1;
+			if (stamp && k + 1 == n)
+				prep_last(c, d, slot_of(c, k));
+			if (post_one_direct(c, d, k))
+				return -1;
+		}
+	return drain(c);
+}
+
 /* Throughput loop: @n iterations with up to win in flight per device. */
 static int loop_bw(struct bw_ctx *c, long n, int stamp)
 {
@@ -432,6 +454,8 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 	long k;
 	int d;
 
+	if (B == 1 && c->all_direct)
+		return loop_direct(c, n, stamp);
 	reset_counters(c);
 	for (k = 0; k < n; k += B) {
 		int b = (int)(n - k < B ? n - k : B);
@@ -439,15 +463,6 @@ static int loop_bw(struct bw_ctx *c, long n, int stamp)
 			struct bw_devstate *ds = &c->dev[d];
 			if (!ds->dp->nops)
 				continue;
-			if (b == 1 && ds->nodeps) { /* one iteration per doorbell */
-				if (ds->head - ds->tail == c->win && wait_one_direct(c, d))
-					return -1;
-				if (stamp && k + 1 == n)
-					prep_last(c, d, slot_of(c, k));
-				if (post_one_direct(c, d, k))
-					return -1;
-				continue;
-			}
 			if (ds->head - ds->tail + b > c->win &&
 			    wait_iters(c, d, ds->head - ds->tail + b - c->win))
 				return -1;
