@@ -31,16 +31,16 @@ static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
 	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)];
 }
 
-/* drv_token_cpl() for a caller that has checked the world. */
-static int token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
+/* drv_token_cpl() for a caller that has checked the world. Inlined: every
+ * wait looks up each of its tokens, and the call cost a third of the look. */
+static inline __attribute__((always_inline)) int token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	uint32_t dev = q_token_dev(t);
 	struct accdma_queue *q;
 
-	if (t == 0 || q_token_gen(t) == 0 || dev >= (uint32_t)w->opts.num_devices ||
+	/* gen 0 covers token 0; a local device is in the world */
+	if (q_token_gen(t) == 0 || (int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal ||
 	    q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
-		return -EINVAL;
-	if ((int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal)
 		return -EINVAL;
 	q = token_queue(w, t);
 	*qs = q->sh;
@@ -73,7 +73,7 @@ static int is_done(struct q_cpl *c)
 }
 
 /* Give the token back: read the status first, the slot may be reused after. */
-static int consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+static inline __attribute__((always_inline)) int consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
 

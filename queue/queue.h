@@ -17,6 +17,7 @@
 #ifndef ACCDMA_QUEUE_H
 #define ACCDMA_QUEUE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -420,9 +421,19 @@ void q_slot_put(struct q_cpl *c);
  * @shared: the device has more than one queue, so another queue's producer
  *          may pin the slot meanwhile: a locked exchange (see slot.c).
  *          Otherwise a plain store.
+ * Inline: every wait gives back each token it waited for.
  * Return: 0, or -ESTALE if the token was already given back.
  */
-int q_slot_consume_token(struct q_cpl *c, int shared);
+static inline int q_slot_consume_token(struct q_cpl *c, int shared)
+{
+	if (shared)
+		return atomic_exchange_explicit(&c->token, 0, memory_order_seq_cst) ? 0 : -ESTALE;
+	if (!atomic_load_explicit(&c->token, memory_order_relaxed))
+		return -ESTALE;
+	/* release: the caller read the status before the slot can be reused */
+	atomic_store_explicit(&c->token, 0, memory_order_release);
+	return 0;
+}
 
 /**
  * q_slot_reusable() - may the queue's producer take this slot for a new op?

@@ -15,7 +15,8 @@
  * several queues), then of "pin, read token" and "consume, read pin" one sees
  * the other, and the slot is not reused under a pin that succeeded. With one
  * queue, the pinner and the reuser are the same thread, so the consume is a
- * plain store.
+ * plain store. (q_slot_consume_token() and q_slot_reusable() are inline, in
+ * queue.h.)
  */
 #include <errno.h>
 
@@ -38,15 +39,4 @@ void q_slot_put(struct q_cpl *c)
 {
 	/* release: the dependent's reads of the slot come before its reuse */
 	atomic_fetch_sub_explicit(&c->refs, 1, memory_order_release);
-}
-
-int q_slot_consume_token(struct q_cpl *c, int shared)
-{
-	if (shared)
-		return atomic_exchange_explicit(&c->token, 0, memory_order_seq_cst) ? 0 : -ESTALE;
-	if (!atomic_load_explicit(&c->token, memory_order_relaxed))
-		return -ESTALE;
-	/* release: the caller read the status before the slot can be reused */
-	atomic_store_explicit(&c->token, 0, memory_order_release);
-	return 0;
 }
