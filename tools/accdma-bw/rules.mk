@@ -72,7 +72,9 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	echo "== bare-loop (the permute with nothing around the calls): round, chain, fence; 3 ranks; a failed op"; \
 	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop round 300 | grep -q '^bare-loop round .* verified'; \
 	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop chain 300 | grep -q '^bare-loop chain .* verified'; \
-	$(BW_ENV) $(B)/accdma-run -n 3 -- $(B)/bare-loop fence 300 | grep -q '^bare-loop fence .* 3 devices, verified'; \
+	$(BW_ENV) $(B)/accdma-run -n 3 -- $(B)/bare-loop fence 300 | grep -q '^bare-loop fence .* 3 devices, all send first, verified'; \
+	$(BW_ENV) $(B)/accdma-run -n 3 -- $(B)/bare-loop fence 300 evenodd | grep -q '^bare-loop fence .* 3 devices, even/odd, verified'; \
+	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop round 300 evenodd | grep -q '^bare-loop round .* even/odd, verified'; \
 	if ACCDMA_FAULT=fetch:30 $(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/bare-loop chain 300 > /dev/null 2>&1; then \
 	  echo "bare-loop: a failed op went unnoticed"; exit 1; fi; \
 	echo "== accdma-bw --csv / --json"; \

@@ -6,10 +6,11 @@
  * post an iteration's ops with one accdma_post(), wait for the oldest
  * iteration with one accdma_wait_all(), check the statuses, nothing else.
  * Beside accdma-bw's figures it says what accdma-bw's own loop costs
- * (BENCHMARKS.md, "What accdma-bw itself costs"). Every device sends first;
+ * (BENCHMARKS.md, "What accdma-bw itself costs"). Every device sends first,
+ * or with `evenodd` odd devices receive first, as accdma-bw orders a ring;
  * the last iteration's payload is checked.
  *
- *   accdma-run -n 2 -- bare-loop round|chain|fence [iterations]
+ *   accdma-run -n 2 -- bare-loop round|chain|fence [iterations [evenodd]]
  *
  * round: one iteration in flight (send to next, recv from previous, wait
  *        for both): prints the mean round in us.
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "round";
 	long n = argc > 2 ? atol(argv[2]) : 200000, total;
 	int fence = !strcmp(mode, "fence"), round = !strcmp(mode, "round");
+	int evenodd = argc > 3 && !strcmp(argv[3], "evenodd");
 	int per = fence ? 4 : 2, win = round ? 1 : WINDOW_OPS / per, first, ndev, rc;
 	struct accdma_world_opts o;
 	accdma_world *w;
@@ -75,8 +77,8 @@ int main(int argc, char **argv)
 	accdma_key key;
 	uint8_t *buf;
 
-	if ((!round && !fence && strcmp(mode, "chain")) || n < 1) {
-		fprintf(stderr, "usage: bare-loop round|chain|fence [iterations]\n");
+	if ((!round && !fence && strcmp(mode, "chain")) || n < 1 || (argc > 3 && !evenodd)) {
+		fprintf(stderr, "usage: bare-loop round|chain|fence [iterations [evenodd]]\n");
 		return 2;
 	}
 	accdma_world_opts_init(&o);
@@ -104,16 +106,16 @@ int main(int argc, char **argv)
 	memset(ops, 0, sizeof(ops));
 	for (int s = 0; s < win; s++) {
 		struct accdma_op *p = &ops[s * per];
-		int j = 0;
+		/* with fences: send, fence, recv, fence; the two halves swapped if recv first */
+		int send_at = evenodd && me % 2 ? per / 2 : 0, recv_at = per / 2 - send_at;
 
-		p[j++] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = next, .tag = TAG, .key = key,
-					     .offset = (uint64_t)s * SLOT, .length = 8 };
+		p[send_at] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = next, .tag = TAG,
+						 .key = key, .offset = (uint64_t)s * SLOT, .length = 8 };
+		p[recv_at] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = prev, .tag = TAG,
+						 .key = key, .offset = (uint64_t)(win + s) * SLOT,
+						 .length = 8 };
 		if (fence)
-			p[j++].kind = ACCDMA_OP_FENCE;
-		p[j++] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = prev, .tag = TAG, .key = key,
-					     .offset = (uint64_t)(win + s) * SLOT, .length = 8 };
-		if (fence)
-			p[j].kind = ACCDMA_OP_FENCE;
+			p[1].kind = p[3].kind = ACCDMA_OP_FENCE;
 	}
 
 	/* the last iteration sends 8 bytes naming the sender and the iteration */
@@ -152,11 +154,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (me == 0) {
+		const char *order = evenodd ? "even/odd" : "all send first";
+
 		if (round)
-			printf("bare-loop round %.4f us (mean of %ld, verified)\n", dt / (double)n * 1e6, n);
+			printf("bare-loop round %.4f us (mean of %ld, %s, verified)\n",
+			       dt / (double)n * 1e6, n, order);
 		else
-			printf("bare-loop %s %.3f Mops (%ld iterations, %d devices, verified)\n", mode,
-			       (double)n * ndev / dt / 1e6, n, ndev);
+			printf("bare-loop %s %.3f Mops (%ld iterations, %d devices, %s, verified)\n", mode,
+			       (double)n * ndev / dt / 1e6, n, ndev, order);
 	}
 	/* no rank closes while a peer may still read what it sent */
 	rc = accdma_barrier(q, NULL, 0, &tok[0]);
