@@ -3,10 +3,14 @@
  * pattern.c - which ops each device posts per iteration, and what the data
  * must look like afterwards.
  *
- * Every device runs the same kind of program. In fence and sync modes a fence
- * follows every send and every recv; as that serialises the queue, devices
- * that would all send first (a ring) are ordered even/odd, as runtimes had
- * to. The two modes post the same ops: in sync mode the host also waits on
+ * Every device runs the same kind of program. In chain mode it is the same
+ * program: each device posts its sends before its recvs, the order that
+ * deadlocks blocking runtimes and that accdma exists to allow. In fence and
+ * sync modes a fence follows every send and every recv; as that serialises
+ * the queue, devices that would all send first (a ring, a pair exchanging)
+ * are ordered even/odd (the lower rank first), as runtimes had to: with
+ * rendezvous sends the same program would deadlock behind its own fences.
+ * The two modes post the same ops: in sync mode the host also waits on
  * each fence (run.c), the old workaround; in fence mode it does not. Data
  * dependencies (recv -> exec -> send in the chained pipeline) are tokens in
  * every mode; in chain mode they are the only sync.
@@ -80,6 +84,9 @@ int bw_plan_build(struct bw_plan *p, enum bw_pattern pat, enum bw_mode mode, int
 	for (d = 0; d < ndev; d++) {
 		struct builder b = { .dp = &p->dev[d], .mode = mode };
 		int next = (d + 1) % ndev, prev = (d + ndev - 1) % ndev, half = ndev / 2;
+		/* who posts the send of an exchange first: everyone, unless fenced */
+		int fenced = mode == BW_MODE_FENCE || mode == BW_MODE_SYNC;
+		int send_first = !fenced || d % 2 == 0;
 
 		switch (pat) {
 		case BW_PAT_PAIR:
@@ -92,13 +99,16 @@ int bw_plan_build(struct bw_plan *p, enum bw_pattern pat, enum bw_mode mode, int
 			if (d == 0) {
 				ADD(&b, ACCDMA_OP_SEND, 1, BW_BUF_SRC, 0, -1);
 				ADD(&b, ACCDMA_OP_RECV, 1, BW_BUF_DST, 0, -1);
+			} else if (d == 1 && !fenced) {
+				ADD(&b, ACCDMA_OP_SEND, 0, BW_BUF_SRC, 0, -1);
+				ADD(&b, ACCDMA_OP_RECV, 0, BW_BUF_DST, 0, -1);
 			} else if (d == 1) {
 				ADD(&b, ACCDMA_OP_RECV, 0, BW_BUF_DST, 0, -1);
 				ADD(&b, ACCDMA_OP_SEND, 0, BW_BUF_SRC, 0, -1);
 			}
 			break;
 		case BW_PAT_PERMUTE:
-			if (d % 2 == 0) {
+			if (send_first) {
 				ADD(&b, ACCDMA_OP_SEND, next, BW_BUF_SRC, 0, -1);
 				ADD(&b, ACCDMA_OP_RECV, prev, BW_BUF_DST, 0, -1);
 			} else {
@@ -113,10 +123,10 @@ int bw_plan_build(struct bw_plan *p, enum bw_pattern pat, enum bw_mode mode, int
 				ADD(&b, ACCDMA_OP_RECV, d - half, BW_BUF_DST, 0, -1);
 			break;
 		case BW_PAT_ALLTOALL:
-			/* pairwise exchange: step s pairs d with d ^ s; the lower rank sends first */
+			/* pairwise exchange: step s pairs d with d ^ s; fenced, the lower rank sends first */
 			for (s = 1; s < ndev; s++) {
 				int q = d ^ s;
-				if (d < q) {
+				if (!fenced || d < q) {
 					ADD(&b, ACCDMA_OP_SEND, q, BW_BUF_SRC, 0, -1);
 					ADD(&b, ACCDMA_OP_RECV, q, BW_BUF_DST, s - 1, -1);
 				} else {
