@@ -33,7 +33,8 @@ static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
 
 /* drv_token_cpl() for a caller that has checked the world. Inlined: every
  * wait looks up each of its tokens, and the call cost a third of the look. */
-static inline __attribute__((always_inline)) int token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
+static inline __attribute__((always_inline)) int
+token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	uint32_t dev = q_token_dev(t);
 	struct accdma_queue *q;
@@ -73,7 +74,8 @@ static int is_done(struct q_cpl *c)
 }
 
 /* Give the token back: read the status first, the slot may be reused after. */
-static inline __attribute__((always_inline)) int consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+static inline __attribute__((always_inline)) int
+consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
 

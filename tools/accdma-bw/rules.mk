@@ -48,6 +48,9 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	$(BW_SMOKE) --pattern alltoall --devices 4 --min-bytes 8 --max-bytes 64K --factor 32 > /dev/null; \
 	echo "== accdma-bw --pattern permute --devices 3 --post-list 4"; \
 	$(BW_SMOKE) --pattern permute --devices 3 --post-list 4 --size 4097 > /dev/null; \
+	echo "== accdma-bw with a queue smaller than the window (a full queue waits for the oldest iteration)"; \
+	$(BW_SMOKE) --pattern permute --devices 3 --queue-depth 8 --csv --min-bytes 8 --max-bytes 4097 --factor 512 \
+	  | grep -c ',1$$' | grep -qx 6; \
 	for p in pair bidir permute pipeline chain; do \
 	  echo "== accdma-bw --mode sync --pattern $$p --devices 4"; \
 	  $(BW_SMOKE) --mode sync --pattern $$p --devices 4 --min-bytes 1 --max-bytes 64K --factor 64 > /dev/null; \

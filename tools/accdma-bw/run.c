@@ -437,7 +437,8 @@ static int loop_direct(struct bw_ctx *c, long n, int stamp)
 		for (int i = 0; i < c->nactive; i++) {
 			int d = c->active[i];
 
-			if (k >= c->win && wait_one_direct(c, d))
+			/* (a full queue may have made post_ops() wait already) */
+			if (c->dev[d].head - c->dev[d].tail >= c->win && wait_one_direct(c, d))
 				return -1;
 			if (stamp && k + 1 == n)
 				prep_last(c, d, slot_of(c, k));
