@@ -5,7 +5,8 @@
  * Post errors (returned by the call, nothing posted): NULL or closed queue,
  * bad peer rank, reserved tag, bad kind, NULL exec function, too many deps,
  * a dep of another device, a consumed or forged dep, a full queue (-EAGAIN,
- * all or nothing for batches). Token errors: 0, forged, consumed, released.
+ * all or nothing for batches). Token errors: 0, forged, one field wrong (not
+ * even a valid token beside it is consumed), consumed, released.
  * Memory errors are op statuses: bad or freed key, out of bounds (including
  * offset overflow), zero length; the partner of a bad op gets PEER_ERROR.
  * World errors: bad options, calls after close.
@@ -13,6 +14,8 @@
 #include "helpers/th.h"
 
 #include <errno.h>
+
+#include "queue/queue.h" /* the token layout, to forge tokens one field wrong */
 
 #define LEN 2048 /* above eager_max (1 KiB): sends wait for their recvs */
 
@@ -149,6 +152,24 @@ static void test_token_errors(void **state)
 	}
 	/* consumed twice */
 	assert_int_equal(accdma_fence(q, NULL, 0, &t), 0);
+	{
+		/* a live token with one field wrong: generation 0, a device outside
+		 * the world, a queue or slot past the end; none is waited, all -EINVAL */
+		uint32_t dev = q_token_dev(t), qi = q_token_queue(t), slot = q_token_slot(t);
+		accdma_token bad[] = { q_token_make(dev, qi, slot, 0), q_token_make(5, qi, slot, q_token_gen(t)),
+				       q_token_make(dev, 7, slot, q_token_gen(t)),
+				       q_token_make(dev, qi, 60000, q_token_gen(t)) };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			accdma_token two[2] = { t, bad[i] };
+
+			assert_int_equal(accdma_wait(w, bad[i], 0, &st), -EINVAL);
+			assert_int_equal(accdma_test(w, bad[i], &st), -EINVAL);
+			/* checked before anything is consumed: t is still live after */
+			assert_int_equal(accdma_wait_all(w, two, 2, 0, NULL), -EINVAL);
+			assert_true(two[0] == t);
+		}
+	}
 	th_wait_ok(w, t);
 	assert_int_equal(accdma_wait(w, t, 0, &st), -ESTALE);
 	assert_int_equal(accdma_test(w, t, &st), -ESTALE);
