@@ -19,12 +19,6 @@
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
 
-/**
- * drv_token_cpl() - find the completion record a token names.
- * @w: the world. @t: the token. @qs/@c: the queue and record.
- * Return: 0 if the token is live and still owned by the caller; -EBADF;
- * -EINVAL for a malformed token; -ESTALE if consumed or never issued.
- */
 /* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
 static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
 {
@@ -54,6 +48,12 @@ token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, str
 	return 0;
 }
 
+/**
+ * drv_token_cpl() - find the completion record a token names.
+ * @w: the world. @t: the token. @qs/@c: the queue and record.
+ * Return: 0 if the token is live and still owned by the caller; -EBADF;
+ * -EINVAL for a malformed token; -ESTALE if consumed or never issued.
+ */
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c)
 {
 	if (drv_world_check(w))
