@@ -64,6 +64,17 @@ static int wait_iter(accdma_world *w, accdma_token *t, int per, long iter)
 	return 0;
 }
 
+/* Every rank reaches this point before any goes on (accdma_barrier, then its wait). */
+static int sync_ranks(accdma_world *w, accdma_queue *q)
+{
+	accdma_token t;
+	int rc = accdma_barrier(q, NULL, 0, &t);
+
+	if (!rc)
+		rc = accdma_wait(w, t, 10000, NULL);
+	return rc ? fail("barrier", rc) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "round";
@@ -123,11 +134,8 @@ int main(int argc, char **argv)
 	uint64_t mark = ((uint64_t)me << 48) | (uint64_t)(total - 1);
 	double t0 = 0;
 
-	rc = accdma_barrier(q, NULL, 0, &tok[0]);
-	if (!rc)
-		rc = accdma_wait(w, tok[0], 10000, NULL);
-	if (rc)
-		return fail("barrier", rc);
+	if (sync_ranks(w, q))
+		return 1;
 	for (long i = 0; i < total; i++) {
 		int s = (int)(i % win);
 
@@ -164,11 +172,8 @@ int main(int argc, char **argv)
 			       (double)n * ndev / dt / 1e6, n, ndev, order);
 	}
 	/* no rank closes while a peer may still read what it sent */
-	rc = accdma_barrier(q, NULL, 0, &tok[0]);
-	if (!rc)
-		rc = accdma_wait(w, tok[0], 10000, NULL);
-	if (rc)
-		return fail("barrier", rc);
+	if (sync_ranks(w, q))
+		return 1;
 	rc = accdma_world_close(w);
 	return rc ? fail("accdma_world_close", rc) : 0;
 }
