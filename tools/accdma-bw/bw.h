@@ -186,8 +186,10 @@ struct bw_header {
 	int queue_depth;
 	int concurrent;
 	int senders;
+	const int *numa; /* per device, -1: unknown (bw_numa_nodes) */
 };
 
+int bw_numa_nodes(accdma_world *w, int *numa, int64_t timeout_ms);
 void bw_out_begin(const struct bw_header *h);
 void bw_out_result(const struct bw_header *h, const struct bw_result *r);
 void bw_out_end(const struct bw_header *h);

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	accdma_world *w = NULL;
 	uint64_t sizes[MAX_SIZES], foot = 0;
 	int nsizes, si, m, r, rc, maxwin = 1, exit_code = 0, first = 0, nlocal, d, lsends;
-	int printer;
+	int printer, header_out = 0, *numa;
 	char err[160];
 	double *sec[BW_MODE__COUNT], *bwv[BW_MODE__COUNT], *p50[BW_MODE__COUNT],
 		*p99[BW_MODE__COUNT], *mref, *mref1;
@@ -154,8 +154,18 @@ int main(int argc, char **argv)
 	h.queue_depth = (int)wo.queue_depth;
 	h.concurrent = ref->sends;
 	h.senders = ref->senders;
-	if (printer)
+	d = accdma_world_size(w);
+	numa = d > 0 ? calloc((size_t)d, sizeof(*numa)) : NULL;
+	h.numa = numa;
+	if (!numa) {
+		fprintf(stderr, "accdma-bw: out of memory\n");
+		exit_code = 1;
+	} else if (bw_numa_nodes(w, numa, o.timeout_ms)) {
+		exit_code = 1;
+	} else if (printer) {
 		bw_out_begin(&h);
+		header_out = 1;
+	}
 
 	for (m = 0; m < BW_MODE__COUNT; m++) {
 		sec[m] = calloc((size_t)o.runs, sizeof(double));
@@ -274,7 +284,7 @@ int main(int argc, char **argv)
 				bw_out_result(&h, &res);
 		}
 	}
-	if (printer)
+	if (header_out)
 		bw_out_end(&h);
 	/* shm: nobody closes (and so cuts its peers off) before everyone is done */
 	if (!exit_code && bw_sync_ranks(w, o.timeout_ms))
@@ -288,6 +298,7 @@ int main(int argc, char **argv)
 	}
 	free(mref);
 	free(mref1);
+	free(numa);
 	rc = accdma_world_close(w);
 	if (rc && !exit_code) {
 		fprintf(stderr, "accdma-bw: accdma_world_close: %s\n", strerror(-rc));

@@ -70,8 +70,7 @@ void bw_out_begin(const struct bw_header *h)
 			o->post_list, o->latency ? "true" : "false", o->runs,
 			o->verify ? "true" : "false", h->concurrent);
 		for (d = 0; d < n; d++)
-			fprintf(f, "%s%d", d ? ", " : "",
-				accdma_device_info(h->w, d, &info) ? -1 : info.numa_node);
+			fprintf(f, "%s%d", d ? ", " : "", h->numa[d]);
 		fprintf(f, "],\n \"results\": [");
 		return;
 	}
@@ -84,10 +83,10 @@ void bw_out_begin(const struct bw_header *h)
 		h->queue_depth);
 	fprintf(f, "# NUMA          ");
 	for (d = 0; d < n && d < 16; d++) {
-		if (accdma_device_info(h->w, d, &info))
+		if (h->numa[d] < 0)
 			fprintf(f, "dev%d->? ", d);
 		else
-			fprintf(f, "dev%d->node%d ", d, info.numa_node);
+			fprintf(f, "dev%d->node%d ", d, h->numa[d]);
 	}
 	if (n > 16)
 		fprintf(f, "...");

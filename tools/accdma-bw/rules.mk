@@ -68,6 +68,11 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	$(BW_SHM) $(BW_SMOKE_ARGS) --engines 0 --pattern pair --size 4097 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --pattern permute --min-bytes 8 --max-bytes 4097 --factor 512 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --latency --engines 0 --pattern bidir --size 64 > /dev/null; \
+	echo "== accdma-run -n 3 -- accdma-bw: the header names every rank's NUMA node (sent to rank 0)"; \
+	$(BW_ENV) $(B)/accdma-run -n 3 -- $(B)/accdma-bw $(BW_SMOKE_ARGS) --pattern permute --size 8 \
+	  | grep -Eq '^# NUMA +dev0->node[0-9]+ dev1->node[0-9]+ dev2->node[0-9]+ '; \
+	$(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/accdma-bw $(BW_SMOKE_ARGS) --json --pattern pair --size 8 \
+	  | grep -Eq '"numa": \[[0-9]+, [0-9]+\]'; \
 	echo "== accdma-bw: a failed op stops the run and is named (fault injected at one descriptor fetch)"; \
 	for a in --latency "--post-list 1" "--post-list 4"; do \
 	  if ACCDMA_FAULT=fetch:30 $(BW_SMOKE) --pattern permute --devices 2 --size 8 $$a > /dev/null 2> $(B)/bw-fault.err; then \
