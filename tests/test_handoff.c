@@ -66,6 +66,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "driver/internal.h" /* the mailbox's request counter (run_reset_flush_pending) */
 #include "shm_th.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -1267,6 +1268,7 @@ static void run_reset_flush_pending(const struct cfg *c, enum accdma_status *rs_
 	enum accdma_status rs, ss;
 	uint32_t sd = 91000u;
 	struct reset_arg ra = { 0 };
+	uint32_t req;
 	pthread_t th;
 
 	CTX("reset flushed with the handoff pending engines=%d queues=%d nopoll=%d", c->engines,
@@ -1288,11 +1290,13 @@ static void run_reset_flush_pending(const struct cfg *c, enum accdma_status *rs_
 	ra.w = x.w;
 	ra.dev = 1;
 	ra.rc = 1;
+	req = atomic_load(&q_dev(x.w->sh, 1)->mb.req_seq);
 	assert_int_equal(pthread_create(&th, NULL, reset_thread, &ra), 0);
-	/* let the reset request land before the engine's next pass (the mailbox is
-	 * looked at first in a pass, so any order works; this only makes the
-	 * intended one likely: the outcome is checked either way) */
-	usleep(2000);
+	/* The reset request must be in the mailbox before the engine's next pass
+	 * (which looks at the mailbox first): a sleep made that only likely, and
+	 * with the cores busy the engine ran the copy before it saw the reset. */
+	while (atomic_load(&q_dev(x.w->sh, 1)->mb.req_seq) == req)
+		sched_yield();
 	atomic_store(&blk.release, 1);
 	while (!atomic_load(&blk2.started))
 		sched_yield();
@@ -1316,16 +1320,9 @@ static void run_reset_flush_pending(const struct cfg *c, enum accdma_status *rs_
 	if (rs != ACCDMA_ST_FLUSHED || ss != ACCDMA_ST_PEER_ERROR)
 		fail_msg("reset flushed with a pending handoff: recv %s, send %s; want FLUSHED, "
 			 "PEER_ERROR", accdma_status_str(rs), accdma_status_str(ss));
-	if (!((rs == ACCDMA_OK && ss == ACCDMA_OK) ||
-	      (rs == ACCDMA_ST_FLUSHED && ss == ACCDMA_ST_PEER_ERROR)))
-		fail_msg("reset with a pending handoff: recv %s, send %s", accdma_status_str(rs),
-			 accdma_status_str(ss));
 	x.alen = RLEN;
-	if (rs == ACCDMA_OK)
-		landed_check(x.dst + x.offa, RLEN, RLEN, sd, x.dsize - x.offa - RLEN);
-	else
-		guard_check(x.dst, x.dsize, "recv range of a flushed recv");
-	next_pair(&x, 10, 0, rs == ACCDMA_OK, sd);
+	guard_check(x.dst, x.dsize, "recv range of a flushed recv");
+	next_pair(&x, 10, 0, 0, sd);
 	th_close(x.w);
 	ctx[0] = 0;
 }
