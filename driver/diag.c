@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "driver/internal.h"
+
+/* How long accdma_stall_report() watches the engines' heartbeats. */
+#define DRV_STALL_SAMPLE_MS 10
 
 /* Fill @info from a slot in use; returns 0, or -ESTALE if the slot is free. */
 static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t slot,
@@ -242,11 +246,52 @@ out:
 	return len;
 }
 
+/* Each engine of local device @dev: asleep or not, and how many passes it
+ * (or a host polling for it) ran between @before and now. */
+static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t *before, FILE *f)
+{
+	struct q_dev_sh *ds = q_dev(w->sh, dev);
+
+	for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
+		uint64_t hb = atomic_load_explicit(&ds->engines[e].heartbeats, memory_order_relaxed);
+
+		fprintf(f, "  engine %u: %s, %llu passes in all, %llu in the last %d ms\n", e,
+			!atomic_load(&ds->engines[e].running)  ? "not running"
+			: atomic_load(&ds->engines[e].sleeping) ? "asleep on its doorbell"
+								 : "awake",
+			(unsigned long long)hb, (unsigned long long)(hb - before[e]),
+			DRV_STALL_SAMPLE_MS);
+	}
+}
+
+/* The oldest message each sender put in local device @dev's eager rings that
+ * no recv has taken yet, if it has landed: a recv waiting for it means the
+ * receiver's engine has not looked (the ring's consumed mark stops at it). */
+static void rings_report(struct accdma_world *w, uint32_t dev, FILE *f)
+{
+	uint32_t slots = w->sh->eager_slots;
+
+	if (!slots || !q_dev(w->sh, dev)->eager_off)
+		return;
+	for (uint32_t src = 0; src < w->sh->num_devices; src++) {
+		struct q_eager_ring *ring = q_eager_ring(w->sh, dev, src);
+		uint32_t pos = atomic_load_explicit(&ring->done, memory_order_acquire);
+		const struct q_eager_slot *sl = &ring->slots[pos & (slots - 1)];
+
+		if (atomic_load_explicit(&sl->stamp, memory_order_acquire) != q_eager_stamp(pos))
+			continue;
+		fprintf(f, "  eager ring from dev %u: a message landed and not taken: tag %llu seq %llu, "
+			   "%u bytes (position %u)\n",
+			src, (unsigned long long)sl->tag, (unsigned long long)sl->seq, sl->len, pos);
+	}
+}
+
 int accdma_stall_report(accdma_world *w, void *out)
 {
 	FILE *f = out;
 	int cap, total = 0, cyc[64], len;
 	struct accdma_op_info *infos;
+	uint64_t *before;
 	char line[512];
 
 	if (drv_world_check(w))
@@ -255,8 +300,19 @@ int accdma_stall_report(accdma_world *w, void *out)
 		return -EINVAL;
 	cap = (int)((uint32_t)w->opts.queues * w->opts.queue_depth);
 	infos = malloc((size_t)cap * sizeof(*infos));
-	if (!infos)
+	before = calloc((size_t)w->nlocal * Q_MAX_ENGINES, sizeof(*before));
+	if (!infos || !before) {
+		free(infos);
+		free(before);
 		return -ENOMEM;
+	}
+	/* Whether the engines still run passes: their heartbeats over a short while. */
+	for (int d = 0; d < w->nlocal; d++)
+		for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++)
+			before[d * Q_MAX_ENGINES + e] = atomic_load_explicit(
+				&q_dev(w->sh, (uint32_t)(w->first_local + d))->engines[e].heartbeats,
+				memory_order_relaxed);
+	nanosleep(&(struct timespec){ 0, DRV_STALL_SAMPLE_MS * 1000000L }, NULL);
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		int cnt = accdma_pending(w, d, infos, cap);
 
@@ -267,9 +323,12 @@ int accdma_stall_report(accdma_world *w, void *out)
 			accdma_op_describe(&infos[k], line, sizeof(line));
 			fprintf(f, "  %s\n", line);
 		}
+		engines_report(w, (uint32_t)d, &before[(d - w->first_local) * Q_MAX_ENGINES], f);
+		rings_report(w, (uint32_t)d, f);
 		total += cnt;
 	}
 	free(infos);
+	free(before);
 	len = accdma_find_cycle(w, cyc, 64);
 	if (len > 0) {
 		fprintf(f, "wait-for cycle:");

@@ -601,6 +601,9 @@ int accdma_find_cycle(accdma_world *world, int *devs, int max);
 
 /**
  * accdma_stall_report() - print every local device's pending ops and any cycle.
+ * For each device with pending ops it also prints its engines (asleep or not,
+ * and the passes they ran while it watched for 10 ms) and, per sender, the
+ * oldest message in its eager rings that landed and no recv has taken.
  * @world: the world. @out: a stdio FILE * (void * to keep stdio out of this header).
  * Return: the number of pending ops printed; -EBADF; -EINVAL.
  */

@@ -377,6 +377,52 @@ static void test_no_cycle_chain(void **state)
 	th_close(w);
 }
 
+/* The stall report says what the engines do and what landed untaken: a
+ * message on another tag sits in dev 1's eager ring while its recv waits. */
+static void test_stall_report_ring(void **state)
+{
+	(void)state;
+	accdma_world *w = open_quiet(2);
+	accdma_key k0 = th_alloc(w, 0, 256, NULL), k1 = th_alloc(w, 1, 256, NULL);
+	accdma_token s9, r8, r9, s8;
+	char buf[8192];
+	size_t n;
+	FILE *f;
+
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 9, k0, 0, 64, NULL, 0, &s9), 0);
+	th_wait_ok(w, s9); /* eager: done before any recv */
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 8, k1, 0, 64, NULL, 0, &r8), 0);
+	assert_int_equal(accdma_wait(w, r8, SHORT_MS, NULL), -ETIMEDOUT);
+	f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(accdma_stall_report(w, f), 1);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_non_null(strstr(buf, "device 1: 1 pending op\n"));
+	assert_non_null(strstr(buf, "  engine 0: "));
+	assert_non_null(strstr(buf, " passes in all, "));
+	assert_non_null(strstr(buf, "  eager ring from dev 0: a message landed and not taken: tag 9 seq 0, "
+				    "64 bytes (position 0)\n"));
+	assert_null(strstr(buf, "eager ring from dev 1"));
+	/* take it, and let the waiting recv finish: nothing left to report */
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 9, k1, 64, 64, NULL, 0, &r9), 0);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 8, k0, 64, 64, NULL, 0, &s8), 0);
+	th_wait_ok(w, r9);
+	th_wait_ok(w, r8);
+	th_wait_ok(w, s8);
+	f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(accdma_stall_report(w, f), 0);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_null(strstr(buf, "eager ring"));
+	th_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_default_timeout),
 		cmocka_unit_test(test_wait_all_any_timeout),
 		cmocka_unit_test(test_cycle_two),
+		cmocka_unit_test(test_stall_report_ring),
 		cmocka_unit_test(test_cycle_three),
 		cmocka_unit_test(test_no_cycle_chain),
 	};
