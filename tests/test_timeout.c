@@ -34,6 +34,22 @@ static int has_tag(const char *s, uint64_t tag)
 	return strstr(s, dec) || strstr(s, hex);
 }
 
+/* accdma_stall_report() into @buf (NUL-terminated); returns what it returned. */
+static int stall_text(accdma_world *w, char *buf, size_t size)
+{
+	FILE *f = tmpfile();
+	size_t n;
+	int rc;
+
+	assert_non_null(f);
+	rc = accdma_stall_report(w, f);
+	rewind(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return rc;
+}
+
 /* A recv with no send times out and names kind, device, peer, tag, sequence and bytes. */
 static void test_recv_without_send(void **state)
 {
@@ -281,17 +297,10 @@ static void test_cycle_two(void **state)
 	assert_int_equal(accdma_find_cycle(w, devs, 8), 2);
 	assert_true((devs[0] == 0 && devs[1] == 1) || (devs[0] == 1 && devs[1] == 0));
 	{
-		FILE *f = tmpfile();
-		char buf[4096];
-		size_t n;
+		char buf[8192];
 
-		assert_non_null(f);
-		assert_int_equal(accdma_stall_report(w, f), 4);
-		rewind(f);
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		buf[n] = 0;
-		fclose(f);
-		assert_true(n > 0);
+		assert_int_equal(stall_text(w, buf, sizeof(buf)), 4);
+		assert_true(buf[0] != 0);
 		assert_non_null(strstr(buf, accdma_op_kind_str(ACCDMA_OP_RECV)));
 		assert_non_null(strstr(buf, accdma_op_kind_str(ACCDMA_OP_SEND)));
 	}
@@ -386,20 +395,12 @@ static void test_stall_report_ring(void **state)
 	accdma_key k0 = th_alloc(w, 0, 256, NULL), k1 = th_alloc(w, 1, 256, NULL);
 	accdma_token s9, r8, r9, s8;
 	char buf[8192];
-	size_t n;
-	FILE *f;
 
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 9, k0, 0, 64, NULL, 0, &s9), 0);
 	th_wait_ok(w, s9); /* eager: done before any recv */
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 8, k1, 0, 64, NULL, 0, &r8), 0);
 	assert_int_equal(accdma_wait(w, r8, SHORT_MS, NULL), -ETIMEDOUT);
-	f = tmpfile();
-	assert_non_null(f);
-	assert_int_equal(accdma_stall_report(w, f), 1);
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	assert_int_equal(stall_text(w, buf, sizeof(buf)), 1);
 	assert_non_null(strstr(buf, "device 1: 1 pending op\n"));
 	assert_non_null(strstr(buf, "  engine 0: "));
 	assert_non_null(strstr(buf, " passes in all, "));
@@ -412,13 +413,7 @@ static void test_stall_report_ring(void **state)
 	th_wait_ok(w, r9);
 	th_wait_ok(w, r8);
 	th_wait_ok(w, s8);
-	f = tmpfile();
-	assert_non_null(f);
-	assert_int_equal(accdma_stall_report(w, f), 0);
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	assert_int_equal(stall_text(w, buf, sizeof(buf)), 0);
 	assert_null(strstr(buf, "eager ring"));
 	th_close(w);
 }
