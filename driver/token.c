@@ -17,6 +17,7 @@
 #define WAIT_SPIN_NS 20000
 #endif
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
+#define WAIT_SLICE_NS 10000000ull /* a sleeping waiter looks again after this long */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
 
 /* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
@@ -196,7 +197,9 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 		if (now >= wait_deadline(wc, now))
 			break;
 		left = wc->deadline - now;
-		q_futex_wait(seq_word, seq, (int64_t)left);
+		/* Look again now and then: a wake-up that went missing (they rely on
+		 * fences across processes) then costs one slice, not the deadline. */
+		q_futex_wait(seq_word, seq, (int64_t)(left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS));
 	}
 	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
 	return rc;

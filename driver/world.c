@@ -247,10 +247,29 @@ fail:
 	return rc;
 }
 
+/* Say so at close (log_level >= 1) if a local engine had to find work on
+ * its own because the kick for it never came: the job ran on, but slower. */
+static void report_late_wakes(struct accdma_world *w)
+{
+	if (w->opts.log_level < 1)
+		return;
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
+			uint64_t n = atomic_load(&q_dev(w->sh, (uint32_t)d)->engines[e].late_wakes);
+
+			if (n)
+				fprintf(stderr,
+					"accdma: device %d engine %u: %llu wake-up%s never came; the engine "
+					"found the work after its 10 ms sleep\n",
+					d, e, (unsigned long long)n, n == 1 ? "" : "s");
+		}
+}
+
 int accdma_world_close(accdma_world *w)
 {
 	if (drv_world_check(w))
 		return -EBADF;
+	report_late_wakes(w);
 	w->magic = DRV_DEAD_MAGIC;
 	for (int i = 0; i < w->opts.num_devices * w->opts.queues; i++)
 		w->queues[i].magic = DRV_DEAD_MAGIC;

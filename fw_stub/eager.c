@@ -333,7 +333,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	/* The receiver's engines may sleep with its recv waiting: the kick's fence
 	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
 	dd = q_dev(w, dst);
-	if (!dd->polled)
+	if (!dd->polled && !fw_fault_hit(FW_FAULT_KICK))
 		q_device_kick(dd, 0, w->engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
 	fw_op_finish(fd, op);

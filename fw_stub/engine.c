@@ -17,6 +17,12 @@
 
 /* How long an engine naps while a host thread polls its device. */
 #define FW_NAP_NS 1000000
+/* How long an idle engine sleeps before it looks on its own: the kicks that
+ * wake it rely on fences across processes (q_kick_fence()), and one lost
+ * wake-up must not leave a message in a ring for good (BENCHMARKS.md). */
+#ifndef FW_SLEEP_CHECK_NS
+#define FW_SLEEP_CHECK_NS 10000000
+#endif
 
 /* One pass of an engine: a pending reset, the mailbox (engine 0), its share of a
  * split copy, then each of its queues. Returns non-zero if anything moved. */
@@ -174,7 +180,7 @@ static void *engine_main(void *arg)
 	atomic_store(&e->sh->running, 1);
 	while (!stopping(fd)) {
 		uint32_t seq;
-		int progress;
+		int progress, retry, slept;
 
 		progress = engine_try_pass(e);
 		if (progress > 0) {
@@ -205,10 +211,15 @@ static void *engine_main(void *arg)
 		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
 		q_sleep_fence(fd->sh);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
+		retry = atomic_load_explicit(&e->retry, memory_order_relaxed);
+		slept = 0;
 		if (!engine_try_pass(e) && !stopping(fd))
-			q_futex_wait(&e->sh->wake_seq, seq,
-				     atomic_load_explicit(&e->retry, memory_order_relaxed) ? 1000000 : -1);
+			slept = q_futex_wait(&e->sh->wake_seq, seq, retry ? 1000000 : FW_SLEEP_CHECK_NS);
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
+		/* Never asleep for good: a kick that went missing costs one check
+		 * period, not a hang, and is counted (the stall report prints it). */
+		if (slept == -ETIMEDOUT && !retry && engine_try_pass(e) > 0)
+			q_single_writer_add(&e->sh->late_wakes, 1);
 		idle_since = 0;
 	}
 	atomic_store(&e->sh->running, 0);

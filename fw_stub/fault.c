@@ -4,7 +4,8 @@
  *
  * Each site has a countdown: arming it with n makes the n-th next pass fail.
  * The sites are the places real hardware fails: reading a descriptor, moving
- * a matched transfer, running a compute step (and, in dma/, each data mover).
+ * a matched transfer, running a compute step, ringing a peer's doorbell for
+ * an eager message (the wake-up is lost; and, in dma/, each data mover).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -32,8 +33,8 @@ int fw_fault_hit(enum fw_fault_site site)
 
 int fw_fault_from_env(void)
 {
-	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero" };
-	uint32_t nth[5] = { 0 };
+	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick" };
+	uint32_t nth[6] = { 0 };
 	const char *v = getenv("ACCDMA_FAULT");
 	char buf[256], *save = NULL, *item;
 
@@ -53,9 +54,9 @@ int fw_fault_from_env(void)
 		n = strtoul(colon + 1, &end, 10);
 		if (*end || n == 0 || n > 0xffffffffu)
 			return -EINVAL;
-		for (i = 0; i < 5 && strcmp(names[i], item); i++)
+		for (i = 0; i < 6 && strcmp(names[i], item); i++)
 			;
-		if (i == 5)
+		if (i == 6)
 			return -EINVAL;
 		nth[i] = (uint32_t)n;
 	}
@@ -64,5 +65,6 @@ int fw_fault_from_env(void)
 	fw_fault_arm(FW_FAULT_EXEC, nth[2]);
 	dma_fault_arm(DMA_FAULT_COPY, nth[3]);
 	dma_fault_arm(DMA_FAULT_ZERO, nth[4]);
+	fw_fault_arm(FW_FAULT_KICK, nth[5]);
 	return 0;
 }

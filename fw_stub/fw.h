@@ -69,7 +69,7 @@ void fw_device_poll_begin(struct fw_device *fd);
 void fw_device_poll_end(struct fw_device *fd, int wake);
 
 /* Fault-injection sites of the firmware (the data movers have their own). */
-enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT__COUNT };
+enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT_KICK, FW_FAULT__COUNT };
 
 /**
  * fw_fault_arm() - make the @nth next pass through @site fail; 0 disarms.

@@ -129,6 +129,8 @@ struct q_engine_sh {
 	/* Counted every pass: on its own line, so that kickers reading `sleeping`
 	 * do not pull the line from a busy engine each time. */
 	_Atomic uint64_t heartbeats __attribute__((aligned(Q_CACHELINE)));
+	/* Deep sleeps that ran out and found work: wake-ups that never came. */
+	_Atomic uint64_t late_wakes;
 } __attribute__((aligned(Q_CACHELINE)));
 
 /** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
