@@ -211,14 +211,19 @@ static void *engine_main(void *arg)
 		atomic_store_explicit(&e->sh->sleeping, 1, memory_order_seq_cst);
 		q_sleep_fence(fd->sh);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
-		retry = atomic_load_explicit(&e->retry, memory_order_relaxed);
+		retry = 0;
 		slept = 0;
-		if (!engine_try_pass(e) && !stopping(fd))
+		if (!engine_try_pass(e) && !stopping(fd)) {
+			retry = atomic_load_explicit(&e->retry, memory_order_relaxed);
 			slept = q_futex_wait(&e->sh->wake_seq, seq, retry ? 1000000 : FW_SLEEP_CHECK_NS);
+		}
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		/* Never asleep for good: a kick that went missing costs one check
-		 * period, not a hang, and is counted (the stall report prints it). */
-		if (slept == -ETIMEDOUT && !retry && engine_try_pass(e) > 0)
+		 * period, not a hang, and is counted (the stall report prints it)
+		 * when nobody rang since we announced the sleep and there was work. */
+		if (slept == -ETIMEDOUT && !retry &&
+		    atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire) == seq &&
+		    engine_try_pass(e) > 0)
 			q_single_writer_add(&e->sh->late_wakes, 1);
 		idle_since = 0;
 	}
