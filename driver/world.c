@@ -173,7 +173,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		return -EPROTONOSUPPORT;
 	if (fw_fault_from_env()) {
 		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
-				"fetch, match, exec, copy, zero\n", getenv("ACCDMA_FAULT"));
+				"fetch, match, exec, copy, zero, kick\n", getenv("ACCDMA_FAULT"));
 		return -EINVAL;
 	}
 	w = calloc(1, sizeof(*w));

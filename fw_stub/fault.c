@@ -34,7 +34,8 @@ int fw_fault_hit(enum fw_fault_site site)
 int fw_fault_from_env(void)
 {
 	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick" };
-	uint32_t nth[6] = { 0 };
+	enum { NSITES = sizeof(names) / sizeof(names[0]) };
+	uint32_t nth[NSITES] = { 0 };
 	const char *v = getenv("ACCDMA_FAULT");
 	char buf[256], *save = NULL, *item;
 
@@ -54,9 +55,9 @@ int fw_fault_from_env(void)
 		n = strtoul(colon + 1, &end, 10);
 		if (*end || n == 0 || n > 0xffffffffu)
 			return -EINVAL;
-		for (i = 0; i < 6 && strcmp(names[i], item); i++)
+		for (i = 0; i < NSITES && strcmp(names[i], item); i++)
 			;
-		if (i == 6)
+		if (i == NSITES)
 			return -EINVAL;
 		nth[i] = (uint32_t)n;
 	}

@@ -80,7 +80,7 @@ void fw_fault_arm(enum fw_fault_site site, uint32_t nth);
 
 /**
  * fw_fault_from_env() - arm faults from ACCDMA_FAULT ("site:nth[,site:nth]",
- * sites fetch, match, exec, copy, zero).
+ * sites fetch, match, exec, copy, zero, kick).
  * Return: 0, or -EINVAL for a malformed value (nothing armed).
  */
 int fw_fault_from_env(void);
