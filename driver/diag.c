@@ -254,6 +254,7 @@ static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t 
 
 	for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
 		uint64_t hb = atomic_load_explicit(&ds->engines[e].heartbeats, memory_order_relaxed);
+		uint64_t late = atomic_load(&ds->engines[e].late_wakes);
 
 		fprintf(f, "  engine %u: %s, %llu passes in all, %llu in the last %d ms, %llu late wake-up%s\n",
 			e,
@@ -262,8 +263,7 @@ static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t 
 								 : "awake",
 			(unsigned long long)hb, (unsigned long long)(hb - before[e]),
 			DRV_STALL_SAMPLE_MS,
-			(unsigned long long)atomic_load(&ds->engines[e].late_wakes),
-			atomic_load(&ds->engines[e].late_wakes) == 1 ? "" : "s");
+			(unsigned long long)late, late == 1 ? "" : "s");
 	}
 }
 

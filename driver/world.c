@@ -260,7 +260,7 @@ static void report_late_wakes(struct accdma_world *w)
 			if (n)
 				fprintf(stderr,
 					"accdma: device %d engine %u: %llu wake-up%s never came; the engine "
-					"found the work after its 10 ms sleep\n",
+					"found the work on its own after a timed sleep\n",
 					d, e, (unsigned long long)n, n == 1 ? "" : "s");
 		}
 }
