@@ -146,7 +146,7 @@ static uint64_t wait_deadline(struct wait_clock *wc, uint64_t now)
 static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
 		    struct q_dev_sh *dev, int (*done)(void *), void *arg, struct wait_clock *wc)
 {
-	uint64_t now, spin_end = 0;
+	uint64_t now, spin_end = 0, slice = 0;
 	unsigned int idle = 0;
 	int rc = -ETIMEDOUT;
 
@@ -198,8 +198,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			break;
 		left = wc->deadline - now;
 		/* Look again now and then: a wake-up that went missing (they rely on
-		 * fences across processes) then costs one slice, not the deadline. */
-		q_futex_wait(seq_word, seq, (int64_t)(left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS));
+		 * fences across processes, see Q_SLEEP_RECHECK_NS) then costs the
+		 * short first slice, or at worst one slice, not the deadline. */
+		slice = slice ? WAIT_SLICE_NS : (uint64_t)Q_SLEEP_RECHECK_NS;
+		q_futex_wait(seq_word, seq, (int64_t)(left < slice ? left : slice));
 	}
 	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
 	return rc;

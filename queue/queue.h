@@ -488,7 +488,21 @@ void q_futex_wake(_Atomic uint32_t *addr);
  * whose process, or whose target's process, is not registered (no kernel
  * support, a seccomp filter, ACCDMA_MEMBARRIER=0) uses a real fence, as
  * before: the pair stays correct per process, with no agreement needed.
+ *
+ * The membarrier can miss a CPU: Linux skips a CPU whose run queue says its
+ * process is not registered, and a thread exiting there clears that mark
+ * until a thread of another process runs on it (seen on 6.18:
+ * tools/accdma-bw/probe/membarrier-probe.c). A kick from that CPU is then
+ * fenced by nothing, and its store can still be on its way when the sleeper
+ * looks. So no sleeper sleeps long on one look: it looks again after
+ * Q_SLEEP_RECHECK_NS, when any store in flight has landed, and then every
+ * check period (BENCHMARKS.md, "Library problems seen").
  */
+
+/* A sleeper's second look, after a first sleep this long (ns). */
+#ifndef Q_SLEEP_RECHECK_NS
+#define Q_SLEEP_RECHECK_NS 50000
+#endif
 
 /**
  * q_asym_register() - register this process for asymmetric fences, once.
