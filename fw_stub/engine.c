@@ -175,10 +175,9 @@ static void engine_nap(struct fw_engine *e)
  * Sleep on the doorbell for up to @ns (announced, with @seq read after the
  * announcement); if nobody rang, look once on our own. If @count, work found
  * so is a wake-up that never came: counted (the stall report and world close
- * print it). Not after the short first sleep: work turns up there without a
- * kick even with full fences on both sides, for a reason not found yet
- * (BENCHMARKS.md, "Library problems seen"), and a count of those would not
- * say that anything went missing.
+ * print it). Not after the short first sleep: what turns up there is mostly
+ * work whose kick is late, not lost (its completer woke a host waiter first,
+ * which can take its core; BENCHMARKS.md), and counting it would cry wolf.
  * Return: 1 if woken or the look moved something (go round the loop), 0 if
  * still idle.
  */
