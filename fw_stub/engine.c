@@ -237,6 +237,7 @@ static void *engine_main(void *arg)
 		q_sleep_fence(fd->sh);
 		seq = atomic_load_explicit(&e->sh->wake_seq, memory_order_acquire);
 		if (!engine_try_pass(e) && !stopping(fd)) {
+			fw_sleep_race_point(fd->id, e->index);
 			/* The retry flag is read after the pass that sets it. */
 			if (atomic_load_explicit(&e->retry, memory_order_relaxed))
 				q_futex_wait(&e->sh->wake_seq, seq, FW_RETRY_NS);

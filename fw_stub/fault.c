@@ -6,6 +6,8 @@
  * The sites are the places real hardware fails: reading a descriptor, moving
  * a matched transfer, running a compute step, ringing a peer's doorbell for
  * an eager message (the wake-up is lost; and, in dma/, each data mover).
+ * One more point lets a test make a race happen rather than a failure: the
+ * moment an engine goes to sleep (fw_sleep_race_set()).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -29,6 +31,26 @@ void fw_fault_arm(enum fw_fault_site site, uint32_t nth)
 int fw_fault_hit(enum fw_fault_site site)
 {
 	return dma_fault_countdown(&countdown[site]);
+}
+
+static _Atomic(fw_sleep_race_fn) race_fn;
+static void *_Atomic race_arg;
+
+void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg)
+{
+	/* The argument before the function, and never cleared: a call racing
+	 * this one gets a function with its own argument. */
+	if (fn)
+		atomic_store(&race_arg, arg);
+	atomic_store(&race_fn, fn);
+}
+
+void fw_sleep_race_point(uint32_t dev, uint32_t engine)
+{
+	fw_sleep_race_fn fn = atomic_load(&race_fn);
+
+	if (fn)
+		fn(dev, engine, atomic_load(&race_arg));
 }
 
 int fw_fault_from_env(void)

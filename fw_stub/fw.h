@@ -74,9 +74,23 @@ enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT
 /**
  * fw_fault_arm() - make the @nth next pass through @site fail; 0 disarms.
  * FETCH fails a descriptor as it is read (DMA_ERROR), MATCH fails a matched
- * transfer (both sides DMA_ERROR), EXEC fails an exec (EXEC_FAILED).
+ * transfer (both sides DMA_ERROR), EXEC fails an exec (EXEC_FAILED), KICK
+ * drops the doorbell an eager send rings at its receiver (a lost wake-up).
  */
 void fw_fault_arm(enum fw_fault_site site, uint32_t nth);
+
+/* What fw_sleep_race_set() runs: @dev's engine @engine is about to sleep. */
+typedef void (*fw_sleep_race_fn)(uint32_t dev, uint32_t engine, void *arg);
+
+/**
+ * fw_sleep_race_set() - the race-injection point of the sleep path: run @fn
+ * in every engine that has announced it sleeps and whose last look found
+ * nothing, just before it sleeps. That is where a kick that races the sleep
+ * is lost, if its store is not yet visible to the look (a membarrier that
+ * missed the kicker's CPU: queue.h); a test lands work there with its kick
+ * dropped (FW_FAULT_KICK). @arg is passed to @fn. NULL clears it.
+ */
+void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg);
 
 /**
  * fw_fault_from_env() - arm faults from ACCDMA_FAULT ("site:nth[,site:nth]",

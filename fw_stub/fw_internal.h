@@ -179,4 +179,10 @@ int fw_mailbox_poll(struct fw_device *fd);
 /* fault.c */
 int fw_fault_hit(enum fw_fault_site site);
 
+/**
+ * fw_sleep_race_point() - run the fw_sleep_race_set() function, if any.
+ * @dev/@engine: the engine about to sleep.
+ */
+void fw_sleep_race_point(uint32_t dev, uint32_t engine);
+
 #endif /* ACCDMA_FW_INTERNAL_H */
