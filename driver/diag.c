@@ -294,7 +294,7 @@ int accdma_stall_report(accdma_world *w, void *out)
 	FILE *f = out;
 	int cap, total = 0, cyc[64], len;
 	struct accdma_op_info *infos;
-	uint64_t *before;
+	uint64_t *before, late;
 	char line[512];
 
 	if (drv_world_check(w))
@@ -330,6 +330,10 @@ int accdma_stall_report(accdma_world *w, void *out)
 		rings_report(w, (uint32_t)d, f);
 		total += cnt;
 	}
+	late = atomic_load(&w->late_waits);
+	if (late)
+		fprintf(f, "host waits never woken (found done after a timed sleep): %llu\n",
+			(unsigned long long)late);
 	free(infos);
 	free(before);
 	len = accdma_find_cycle(w, cyc, 64);

@@ -78,6 +78,9 @@ struct accdma_world {
 	int host_poll; /* waiters run engine passes themselves (ACCDMA_POLL) */
 	int threaded;  /* engine threads run; 0: polled devices, waiters do all the work */
 	_Atomic uint32_t waits; /* bumped by waits and tests that find an op not done (a hint) */
+	/* Host waits that found their ops done only after a full sleep slice: a
+	 * completion's wake-up that never came (the stall report and close say so). */
+	_Atomic uint64_t late_waits;
 	struct q_world_sh *sh;
 	uint64_t arena_size;
 	struct dma_space space;
@@ -101,6 +104,16 @@ static inline void drv_note_wait(struct accdma_world *w)
 	atomic_store_explicit(&w->waits, atomic_load_explicit(&w->waits, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
+
+/* token.c */
+/**
+ * drv_wait_race_set() - the race-injection point of the host's sleep path:
+ * run @fn(@arg) in every waiter that has announced it sleeps and whose look
+ * found its ops not done, just before it sleeps: where a completion's wake-up
+ * that races the sleep is lost (queue/queue.h). A test completes an op there
+ * with its wake-up dropped (fw_stub's fault point WAKE). NULL clears it.
+ */
+void drv_wait_race_set(void (*fn)(void *arg), void *arg);
 
 /* world.c */
 /** drv_world_check() - 0 if @w is an open world, else -EBADF (every call's first check). */

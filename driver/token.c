@@ -139,6 +139,26 @@ static uint64_t wait_deadline(struct wait_clock *wc, uint64_t now)
 	return wc->deadline;
 }
 
+static void (*_Atomic wait_race_fn)(void *arg);
+static void *_Atomic wait_race_arg;
+
+void drv_wait_race_set(void (*fn)(void *arg), void *arg)
+{
+	/* The argument before the function, and never cleared: a call racing
+	 * this one gets a function with its own argument. */
+	if (fn)
+		atomic_store(&wait_race_arg, arg);
+	atomic_store(&wait_race_fn, fn);
+}
+
+static void wait_race_point(void)
+{
+	void (*fn)(void *) = atomic_load_explicit(&wait_race_fn, memory_order_acquire);
+
+	if (fn)
+		fn(atomic_load(&wait_race_arg));
+}
+
 /* Wait until @done() or the deadline of @wc, polling first (unless the
  * timeout is 0), then sleeping on the completion counter @seq_word
  * (registered in @waiters); @dev: a device of this process, whose waiters
@@ -148,7 +168,7 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 {
 	uint64_t now, spin_end = 0, slice = 0;
 	unsigned int idle = 0;
-	int rc = -ETIMEDOUT;
+	int rc = -ETIMEDOUT, unwoken = 0;
 
 	drv_note_wait(w);
 	if (wc->ms > 0) {
@@ -190,6 +210,11 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 		uint64_t left;
 
 		if (done(arg)) {
+			/* Done, and nobody woke us through a full slice: count it
+			 * (not after the short first one: see sleep_then_look() in
+			 * fw_stub/engine.c for why that would cry wolf). */
+			if (unwoken)
+				atomic_fetch_add_explicit(&w->late_waits, 1, memory_order_relaxed);
 			rc = 0;
 			break;
 		}
@@ -201,7 +226,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 		 * fences across processes, see Q_SLEEP_RECHECK_NS) then costs the
 		 * short first slice, or at worst one slice, not the deadline. */
 		slice = slice ? WAIT_SLICE_NS : (uint64_t)Q_SLEEP_RECHECK_NS;
-		q_futex_wait(seq_word, seq, (int64_t)(left < slice ? left : slice));
+		wait_race_point();
+		unwoken = q_futex_wait(seq_word, seq, (int64_t)(left < slice ? left : slice)) == -ETIMEDOUT &&
+			  slice == WAIT_SLICE_NS && left >= slice &&
+			  atomic_load_explicit(seq_word, memory_order_relaxed) == seq;
 	}
 	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
 	return rc;

@@ -173,7 +173,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		return -EPROTONOSUPPORT;
 	if (fw_fault_from_env()) {
 		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
-				"fetch, match, exec, copy, zero, kick\n", getenv("ACCDMA_FAULT"));
+				"fetch, match, exec, copy, zero, kick, wake\n", getenv("ACCDMA_FAULT"));
 		return -EINVAL;
 	}
 	w = calloc(1, sizeof(*w));
@@ -248,11 +248,19 @@ fail:
 }
 
 /* Say so at close (log_level >= 1) if a local engine had to find work on
- * its own because the kick for it never came: the job ran on, but slower. */
+ * its own because the kick for it never came, or a host waiter its ops done
+ * because the wake-up never came: the job ran on, but slower. */
 static void report_late_wakes(struct accdma_world *w)
 {
+	uint64_t waits = atomic_load(&w->late_waits);
+
 	if (w->opts.log_level < 1)
 		return;
+	if (waits)
+		fprintf(stderr,
+			"accdma: %llu host wait%s never woken; the waiter found its ops done on "
+			"its own after a timed sleep\n",
+			(unsigned long long)waits, waits == 1 ? " was" : "s were");
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
 		for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
 			uint64_t n = atomic_load(&q_dev(w->sh, (uint32_t)d)->engines[e].late_wakes);

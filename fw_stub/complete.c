@@ -14,6 +14,8 @@
 static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
 		     enum accdma_status st, uint64_t bytes, int own, int kick_all)
 {
+	uint32_t cq, any;
+
 	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
 	atomic_store_explicit(&c->status, st, memory_order_relaxed);
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
@@ -33,11 +35,15 @@ static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh
 	 * we see the waiter, or it sees DONE. With no waiter, no shared write.
 	 * (Light when both processes use membarrier: q_kick_fence().) */
 	q_kick_fence(d);
-	if (atomic_load_explicit(&d->cq_waiters, memory_order_relaxed)) {
+	cq = atomic_load_explicit(&d->cq_waiters, memory_order_relaxed);
+	any = atomic_load_explicit(&w->any_waiters, memory_order_relaxed);
+	if ((cq || any) && fw_fault_hit(FW_FAULT_WAKE))
+		cq = any = 0; /* fault point: this wake-up of host waiters is lost */
+	if (cq) {
 		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
 		q_futex_wake(&d->cq_seq);
 	}
-	if (atomic_load_explicit(&w->any_waiters, memory_order_relaxed)) {
+	if (any) {
 		atomic_fetch_add_explicit(&w->any_seq, 1, memory_order_relaxed);
 		q_futex_wake(&w->any_seq);
 	}

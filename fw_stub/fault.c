@@ -5,7 +5,8 @@
  * Each site has a countdown: arming it with n makes the n-th next pass fail.
  * The sites are the places real hardware fails: reading a descriptor, moving
  * a matched transfer, running a compute step, ringing a peer's doorbell for
- * an eager message (the wake-up is lost; and, in dma/, each data mover).
+ * an eager message or waking host waiters at a completion (the wake-up is
+ * lost); and, in dma/, each data mover.
  * One more point lets a test make a race happen rather than a failure: the
  * moment an engine goes to sleep (fw_sleep_race_set()).
  */
@@ -55,7 +56,7 @@ void fw_sleep_race_point(uint32_t dev, uint32_t engine)
 
 int fw_fault_from_env(void)
 {
-	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick" };
+	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick", "wake" };
 	enum { NSITES = sizeof(names) / sizeof(names[0]) };
 	uint32_t nth[NSITES] = { 0 };
 	const char *v = getenv("ACCDMA_FAULT");
@@ -89,5 +90,6 @@ int fw_fault_from_env(void)
 	dma_fault_arm(DMA_FAULT_COPY, nth[3]);
 	dma_fault_arm(DMA_FAULT_ZERO, nth[4]);
 	fw_fault_arm(FW_FAULT_KICK, nth[5]);
+	fw_fault_arm(FW_FAULT_WAKE, nth[6]);
 	return 0;
 }

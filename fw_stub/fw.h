@@ -69,13 +69,22 @@ void fw_device_poll_begin(struct fw_device *fd);
 void fw_device_poll_end(struct fw_device *fd, int wake);
 
 /* Fault-injection sites of the firmware (the data movers have their own). */
-enum fw_fault_site { FW_FAULT_FETCH = 0, FW_FAULT_MATCH, FW_FAULT_EXEC, FW_FAULT_KICK, FW_FAULT__COUNT };
+enum fw_fault_site {
+	FW_FAULT_FETCH = 0,
+	FW_FAULT_MATCH,
+	FW_FAULT_EXEC,
+	FW_FAULT_KICK,
+	FW_FAULT_WAKE,
+	FW_FAULT__COUNT
+};
 
 /**
  * fw_fault_arm() - make the @nth next pass through @site fail; 0 disarms.
  * FETCH fails a descriptor as it is read (DMA_ERROR), MATCH fails a matched
  * transfer (both sides DMA_ERROR), EXEC fails an exec (EXEC_FAILED), KICK
- * drops the doorbell an eager send rings at its receiver (a lost wake-up).
+ * drops the doorbell an eager send rings at its receiver (a lost wake-up),
+ * WAKE drops a completion's wake-up of the host threads sleeping on it (only
+ * completions that find a host sleeper pass through it).
  */
 void fw_fault_arm(enum fw_fault_site site, uint32_t nth);
 
@@ -94,7 +103,7 @@ void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg);
 
 /**
  * fw_fault_from_env() - arm faults from ACCDMA_FAULT ("site:nth[,site:nth]",
- * sites fetch, match, exec, copy, zero, kick).
+ * sites fetch, match, exec, copy, zero, kick, wake).
  * Return: 0, or -EINVAL for a malformed value (nothing armed).
  */
 int fw_fault_from_env(void);
