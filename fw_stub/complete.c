@@ -4,6 +4,23 @@
  */
 #include "fw_stub/fw_internal.h"
 
+/* Wake the host threads sleeping on device @d's completions (@cq) and on any
+ * device's (@any). Out of line: most completions find nobody asleep. */
+static __attribute__((noinline)) void wake_host_waiters(struct q_world_sh *w, struct q_dev_sh *d,
+							  uint32_t cq, uint32_t any)
+{
+	if (fw_fault_hit(FW_FAULT_WAKE))
+		return; /* fault point: this wake-up of host waiters is lost */
+	if (cq) {
+		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
+		q_futex_wake(&d->cq_seq);
+	}
+	if (any) {
+		atomic_fetch_add_explicit(&w->any_seq, 1, memory_order_relaxed);
+		q_futex_wake(&w->any_seq);
+	}
+}
+
 /*
  * Write an op's final status and publish it. @own: the caller is the engine
  * that owns the op's queue (in a pass, so alone), which counts it with a
@@ -37,16 +54,8 @@ static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh
 	q_kick_fence(d);
 	cq = atomic_load_explicit(&d->cq_waiters, memory_order_relaxed);
 	any = atomic_load_explicit(&w->any_waiters, memory_order_relaxed);
-	if ((cq || any) && fw_fault_hit(FW_FAULT_WAKE))
-		cq = any = 0; /* fault point: this wake-up of host waiters is lost */
-	if (cq) {
-		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
-		q_futex_wake(&d->cq_seq);
-	}
-	if (any) {
-		atomic_fetch_add_explicit(&w->any_seq, 1, memory_order_relaxed);
-		q_futex_wake(&w->any_seq);
-	}
+	if (cq | any)
+		wake_host_waiters(w, d, cq, any);
 	/* The fence above also orders DONE before each engine's `sleeping` read. */
 	if (kick_all)
 		for (uint32_t e = 0; e < w->engines; e++)
