@@ -58,12 +58,12 @@ static int is_held(const struct fw_eager_rx *rx, uint32_t idx)
 	return (rx->held[idx / 64] >> (idx % 64)) & 1;
 }
 
-/* Home bucket of (@tag, @seq) in the held index. */
-static uint32_t index_home(uint64_t tag, uint64_t seq)
+/* Home bucket of (@tag, @seq) in @rx's held index. */
+static uint32_t index_home(const struct fw_eager_rx *rx, uint64_t tag, uint64_t seq)
 {
 	uint64_t h = tag * 0x9e3779b97f4a7c15ull ^ seq * 0xc2b2ae3d27d4eb4full;
 
-	return (uint32_t)(h >> 40) & (FW_EAGER_INDEX - 1);
+	return (uint32_t)(h >> 40) & rx->imask;
 }
 
 /* Hold the message whose head is at slot @idx: no recv asked for it yet.
@@ -72,10 +72,10 @@ static uint32_t index_home(uint64_t tag, uint64_t seq)
 static void hold(struct fw_eager_rx *rx, uint32_t idx)
 {
 	const struct q_eager_slot *s = &rx->ring->slots[idx];
-	uint32_t b = index_home(s->tag, s->seq);
+	uint32_t b = index_home(rx, s->tag, s->seq);
 
 	while (rx->index[b] >= 0)
-		b = (b + 1) & (FW_EAGER_INDEX - 1);
+		b = (b + 1) & rx->imask;
 	rx->index[b] = (int16_t)idx;
 	rx->bucket[idx] = (uint16_t)b;
 	rx->held[idx / 64] |= 1ull << (idx % 64);
@@ -93,12 +93,12 @@ static void unhold(struct fw_eager_rx *rx, uint32_t idx)
 	for (;;) {
 		uint32_t home;
 
-		b = (b + 1) & (FW_EAGER_INDEX - 1);
+		b = (b + 1) & rx->imask;
 		if (rx->index[b] < 0)
 			break;
-		home = index_home(rx->ring->slots[rx->index[b]].tag, rx->ring->slots[rx->index[b]].seq);
+		home = index_home(rx, rx->ring->slots[rx->index[b]].tag, rx->ring->slots[rx->index[b]].seq);
 		/* the entry at b may fill the hole if its home is not in (hole, b] */
-		if (((b - home) & (FW_EAGER_INDEX - 1)) >= ((b - hole) & (FW_EAGER_INDEX - 1))) {
+		if (((b - home) & rx->imask) >= ((b - hole) & rx->imask)) {
 			rx->index[hole] = rx->index[b];
 			rx->bucket[rx->index[b]] = (uint16_t)hole;
 			hole = b;
@@ -261,7 +261,7 @@ static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t 
 
 	if (!rx->nheld)
 		return -1;
-	for (b = index_home(tag, seq); rx->index[b] >= 0; b = (b + 1) & (FW_EAGER_INDEX - 1)) {
+	for (b = index_home(rx, tag, seq); rx->index[b] >= 0; b = (b + 1) & rx->imask) {
 		const struct q_eager_slot *s = &rx->ring->slots[rx->index[b]];
 
 		if (s->tag == tag && s->seq == seq)
@@ -482,22 +482,41 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 /**
  * fw_eager_init() - the device's private ring positions, if the world has rings.
  * @fd: the device being booted.
+ *
+ * Each sender's held set, spans and index are sized by the world's
+ * eager_slots (read once here: the layout fixed it at open), in one block.
  * Return: 0 or -ENOMEM.
  */
 int fw_eager_init(struct fw_device *fd)
 {
-	uint32_t n = fd->w->num_devices;
+	uint32_t n = fd->w->num_devices, slots = fd->w->eager_slots;
+	size_t held = (slots + 63) / 64 * sizeof(uint64_t), span = slots, bucket = slots * sizeof(uint16_t);
+	size_t index = 2 * (size_t)slots * sizeof(int16_t);
 
 	if (!fd->sh->eager_off)
 		return 0;
+	if (slots < 64 || slots > Q_EAGER_SLOTS_MAX || (slots & (slots - 1)))
+		return -EINVAL; /* not a layout of ours */
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
 	if (!fd->eager_tx || !fd->eager_rx)
 		return -ENOMEM;
 	for (uint32_t p = 0; p < n; p++) {
+		struct fw_eager_rx *rx = &fd->eager_rx[p];
+		/* the widest arrays first, so each is aligned for its type */
+		char *blk = malloc(held + index + bucket + span);
+
+		if (!blk)
+			return -ENOMEM;
+		rx->held = (uint64_t *)blk;
+		rx->index = (int16_t *)(blk + held);
+		rx->bucket = (uint16_t *)(blk + held + index);
+		rx->span = (uint8_t *)(blk + held + index + bucket);
+		memset(rx->held, 0, held);
+		memset(rx->index, 0xff, index); /* all -1: empty */
+		rx->imask = 2 * slots - 1;
 		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
-		fd->eager_rx[p].ring = q_eager_ring(fd->w, fd->id, p);
-		memset(fd->eager_rx[p].index, 0xff, sizeof(fd->eager_rx[p].index)); /* all -1: empty */
+		rx->ring = q_eager_ring(fd->w, fd->id, p);
 	}
 	return 0;
 }
@@ -505,6 +524,8 @@ int fw_eager_init(struct fw_device *fd)
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
 void fw_eager_fini(struct fw_device *fd)
 {
+	for (uint32_t p = 0; fd->eager_rx && p < fd->w->num_devices; p++)
+		free(fd->eager_rx[p].held); /* the start of the block */
 	free(fd->eager_tx);
 	free(fd->eager_rx);
 	fd->eager_tx = NULL;

@@ -319,8 +319,10 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 	for (uint32_t q = 0; q < w->queues; q++)
 		if (queue_init(fd, &fd->queues[q], q))
 			goto fail;
-	if (fw_eager_init(fd))
+	rc = fw_eager_init(fd);
+	if (rc)
 		goto fail;
+	rc = -ENOMEM;
 	for (uint32_t e = 0; e < fd->nengines; e++) {
 		struct fw_engine *en = &fd->engines[e];
 

@@ -79,21 +79,24 @@ struct fw_eager_tx {
  * @done: the consumed mark (published in @ring). @held: by slot index, the
  * heads of messages landed that no recv asked for yet; @nheld counts them.
  * @span: by slot index, the positions of the message whose head is there.
- * @index: the held messages' head slots by (tag, seq), open addressing
- * (-1: empty); @bucket: by slot index, where its entry is.
+ * @index: the held messages' head slots by (tag, seq), open addressing over
+ * twice the ring's positions, so at most half full (-1: empty); @bucket: by
+ * slot index, where its entry is; @imask: the index's size less one. The
+ * four arrays are sized by the world's eager_slots (fw_eager_init()), in one
+ * allocation.
  * @waiting: our recvs from this sender that wait in the rendezvous table, or
  * more (never fewer): a landing message is looked up there only if non-zero.
  */
-#define FW_EAGER_INDEX (2 * Q_EAGER_SLOTS_MAX) /* at most half full */
 struct fw_eager_rx {
 	struct q_eager_ring *ring;
 	uint32_t cursor;
 	uint32_t done;
 	uint32_t nheld;
-	uint64_t held[Q_EAGER_SLOTS_MAX / 64];
-	uint8_t span[Q_EAGER_SLOTS_MAX];
-	uint16_t bucket[Q_EAGER_SLOTS_MAX];
-	int16_t index[FW_EAGER_INDEX];
+	uint32_t imask;
+	uint64_t *held;
+	uint8_t *span;
+	uint16_t *bucket;
+	int16_t *index;
 	_Atomic uint32_t waiting;
 };
 

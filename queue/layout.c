@@ -27,27 +27,41 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
 	return cap;
 }
 
-/* Positions per eager ring for a world of @ndev devices (0: no rings). */
-static uint32_t eager_slots_for(uint32_t ndev)
+/* Positions per eager ring (0: no rings). Up to 16 devices a ring holds at
+ * least 256 positions and at least as many as a queue holds ops (@depth), so
+ * that a poster's whole window of small sends to one peer can be in the ring
+ * before the receiver catches up: a shallower ring turns the rest to
+ * rendezvous, a third of the rate (BENCHMARKS.md). The rings of a world take
+ * at most Q_EAGER_RINGS_BUDGET bytes in all (a deep ring stops short of
+ * @depth there); worlds of 17 to 64 devices get shallow rings. */
+static uint32_t eager_slots_for(uint32_t ndev, uint32_t depth)
 {
+	uint32_t slots = Q_EAGER_SLOTS_SMALL_WORLD;
+
 	if (ndev > ACCDMA_EAGER_MAX_DEVICES)
 		return 0;
-	return ndev <= Q_EAGER_DEEP_MAX_DEVICES ? Q_EAGER_SLOTS_SMALL_WORLD : Q_EAGER_SLOTS_LARGE_WORLD;
+	if (ndev > Q_EAGER_DEEP_MAX_DEVICES)
+		return Q_EAGER_SLOTS_LARGE_WORLD;
+	while (slots < depth && slots < Q_EAGER_SLOTS_MAX &&
+	       (uint64_t)ndev * ndev * q_eager_ring_bytes(slots * 2) <= Q_EAGER_RINGS_BUDGET)
+		slots *= 2;
+	return slots;
 }
 
 /* The incoming rings of one device: (slots + 1) lines per sender. 16 KiB a
- * pair up to 16 devices (4 MiB in all at 16), 4 KiB a pair beyond (16 MiB at
- * 64); above 64 devices, small sends rendezvous. */
-static uint64_t eager_rings_size(uint32_t ndev)
+ * pair up to 16 devices with the default queue depth (4 MiB in all at 16),
+ * more with deep queues (Q_EAGER_RINGS_BUDGET in all at most), 4 KiB a pair beyond 16
+ * devices (16 MiB at 64); above 64 devices, small sends rendezvous. */
+static uint64_t eager_rings_size(uint32_t ndev, uint32_t depth)
 {
-	uint32_t slots = eager_slots_for(ndev);
+	uint32_t slots = eager_slots_for(ndev, depth);
 
 	return slots ? (uint64_t)ndev * q_eager_ring_bytes(slots) : 0;
 }
 
-uint32_t q_eager_max_for(uint32_t ndev, uint32_t eager_max)
+uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max)
 {
-	uint32_t slots = eager_slots_for(ndev), cap;
+	uint32_t slots = eager_slots_for(ndev, depth), cap;
 
 	if (!slots || eager_max > ACCDMA_EAGER_MAX)
 		return 0;
@@ -68,7 +82,7 @@ static uint64_t dev_block_size(uint32_t ndev, uint32_t nq, uint32_t depth)
 	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(struct q_cpl), Q_CACHELINE);
 	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(uint32_t), Q_CACHELINE);
 	sz += align_up((uint64_t)rdv_capacity(ndev, nq, depth) * sizeof(struct q_rdv), Q_CACHELINE);
-	sz += eager_rings_size(ndev);
+	sz += eager_rings_size(ndev, depth);
 	return align_up(sz, 4096);
 }
 
@@ -90,8 +104,8 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 	w->engines = engines;
 	w->depth = depth;
 	w->rdv_cap = rdv_capacity(ndev, nq, depth);
-	w->eager_max = q_eager_max_for(ndev, eager_max);
-	w->eager_slots = eager_slots_for(ndev);
+	w->eager_max = q_eager_max_for(ndev, depth, eager_max);
+	w->eager_slots = eager_slots_for(ndev, depth);
 	w->dev_off = align_up(sizeof(struct q_world_sh), 4096);
 	w->dev_stride = dev_block_size(ndev, nq, depth);
 	w->size = q_layout_size(ndev, nq, depth);
@@ -126,7 +140,7 @@ int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t eng
 		dev->rdv_off = off;
 		dev->rdv_cap = w->rdv_cap;
 		off += align_up((uint64_t)w->rdv_cap * sizeof(struct q_rdv), Q_CACHELINE);
-		dev->eager_off = eager_rings_size(ndev) ? off : 0;
+		dev->eager_off = w->eager_slots ? off : 0;
 		dev->rdv_robust = (uint32_t)pshared;
 		if (pthread_mutex_init(&dev->rdv_lock, &attr)) {
 			while (d--)

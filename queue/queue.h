@@ -181,11 +181,15 @@ struct q_eager_slot {
 #define Q_EAGER_CONT_BYTES (Q_CACHELINE - 4)  /* 60 */
 
 /* Ring sizes: positions per ring, a power of two. Small worlds get deep rings
- * (16 KiB a pair), large ones shallow (4 KiB a pair: 16 MiB at 64 devices). */
+ * (16 KiB a pair, more when a queue holds more ops, up to
+ * Q_EAGER_SLOTS_MAX positions and Q_EAGER_RINGS_BUDGET bytes of rings in all),
+ * large ones shallow (4 KiB a pair: 16 MiB at 64 devices). The receiver's
+ * held index stores positions in 16 bits: Q_EAGER_SLOTS_MAX stays below 32768. */
 #define Q_EAGER_SLOTS_SMALL_WORLD 256
 #define Q_EAGER_SLOTS_LARGE_WORLD 64
 #define Q_EAGER_DEEP_MAX_DEVICES 16
-#define Q_EAGER_SLOTS_MAX Q_EAGER_SLOTS_SMALL_WORLD
+#define Q_EAGER_SLOTS_MAX 16384
+#define Q_EAGER_RINGS_BUDGET (16ull << 20)
 
 /**
  * struct q_eager_ring - the eager ring of one ordered pair of devices, in the
@@ -377,12 +381,14 @@ static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint
 uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth);
 
 /**
- * q_eager_max_for() - the largest eager send a world of @ndev devices takes
- * when @eager_max is asked for: 0 without rings (or for an out-of-range ask),
- * else @eager_max, lowered to what an eighth of a ring holds (460 bytes in
- * the 64-position rings of worlds above 16 devices).
+ * q_eager_max_for() - the largest eager send a world takes when @eager_max is asked for.
+ * @ndev: devices. @depth: slots per queue (with @ndev, they size the rings).
+ * @eager_max: what was asked for.
+ * Return: 0 without rings (or for an out-of-range ask), else @eager_max,
+ * lowered to what an eighth of a ring holds (460 bytes in the 64-position
+ * rings of worlds above 16 devices).
  */
-uint32_t q_eager_max_for(uint32_t ndev, uint32_t eager_max);
+uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max);
 
 /**
  * q_layout_init() - lay out an arena of q_layout_size() zeroed bytes.

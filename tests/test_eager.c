@@ -18,10 +18,15 @@
  *  - boundaries with the default (1024): 1, 39, 40 (one slot), 41, 100, 1023
  *    and 1024 bytes (several slots) eager, 1025 not; a zero-length send is
  *    still BAD_LENGTH (its recv PEER_ERROR);
- *  - ring overflow: 600 small sends before any recv: exactly the first 256
- *    (the ring of a 2-device world) complete, the rest after their recvs,
- *    every recv gets its own send in order; a partial drain with a new eager
- *    send behind pending rendezvous sends; the ring is usable again afterwards;
+ *  - ring overflow, queues of 256: 256 small sends complete with no recv
+ *    posted and are consumed (the ring of a 2-device world is full), the
+ *    next 200 complete after their recvs, every recv gets its own send in
+ *    order; a partial drain with a new eager send behind pending rendezvous
+ *    sends; the ring is usable again afterwards;
+ *  - ring depth: at least 256 positions, at least a queue's depth (1024 small
+ *    sends posted before any recv all complete eagerly, then land in FIFO
+ *    order), at most 16384, at most 16 MiB of rings in a world (512 at 16
+ *    devices with queues of 4096), 64 above 16 devices;
  *  - messages of several slots: 1 KiB messages fill the ring at 14 (18 slots
  *    each), the 15th waits for its recv; sizes of 1 to 4 slots cycling
  *    through the ring many times, so messages wrap at its end, each landing
@@ -73,6 +78,10 @@
 #define GUARD_I32 ((int32_t)0xC7C7C7C7)
 #define SRC_SIZE 8192
 #define DST_SIZE 16384
+/* Positions of each ring in a world of up to 16 devices whose queues hold at
+ * most 256 ops (deeper queues get rings as deep: test_ring_depth); the worlds
+ * that count on a full ring are opened with queues of RING slots. */
+#define RING 256
 /* Only turns "the eager send never completed" into a quick failure: an eager
  * send needs no peer, so a bounded wait on it is a deadlock check, not a timing one. */
 #define EAGER_HANG_MS 15000
@@ -175,7 +184,7 @@ struct pr {
 
 static void pr_open(struct pr *p, int engines, int queues, int eager)
 {
-	p->w = open_w(2, engines, queues, eager, 1024, 1u << 20);
+	p->w = open_w(2, engines, queues, eager, RING, 1u << 20);
 	p->qsi = queues - 1; /* with two queues, sends and recvs use different ones */
 	p->qri = 0;
 	p->qs = th_qi(p->w, 0, p->qsi);
@@ -469,8 +478,9 @@ static void test_boundaries(void **state)
 
 /* ---- 5. ring overflow ------------------------------------------------------ */
 
-#define OVF 600
-#define RING 256 /* positions of each ring in a world of up to 16 devices */
+#define EXTRA 200 /* sends posted once the ring is full: they wait for their recvs */
+#define OVF (RING + EXTRA)
+#define CHUNK 128 /* recvs posted at a time: what a queue of RING slots takes with room to spare */
 
 /* Post recvs k in [from, to) for payloads k (int32 k + 1000 each), recv
  * range 8 bytes, so the 4 bytes past each payload must stay guard. */
@@ -503,11 +513,13 @@ static void run_overflow(const struct cfg *c)
 	int32_t *src, *dst;
 	accdma_key ks, kd;
 	accdma_queue *qs[2], *qr;
+	struct accdma_device_info info;
 	static accdma_token s[OVF + 1], r[OVF + 1];
-	int done_early = 0;
 
 	CTX("overflow engines=%d queues=%d", c->engines, c->queues);
-	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, 1024, 1u << 20);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, RING, 1u << 20);
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	assert_int_equal(info.eager_slots, RING);
 	ks = th_alloc(w, 0, (OVF + 1) * 4, (void **)&src);
 	kd = th_alloc(w, 1, (OVF + 1) * 8, (void **)&dst);
 	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
@@ -516,43 +528,25 @@ static void run_overflow(const struct cfg *c)
 	qr = th_qi(w, 1, c->queues - 1);
 	for (int k = 0; k < OVF + 1; k++)
 		src[k] = k + 1000;
-	/* sends alternate over the queues: FIFO is by posting order */
-	for (int k = 0; k < OVF; k++)
+	/* sends alternate over the queues: FIFO is by posting order. The first
+	 * RING fill the ring exactly: each completes with no recv posted, and
+	 * is consumed, which gives its queue slot back but not its ring slot */
+	for (int k = 0; k < RING; k++)
 		assert_int_equal(accdma_send(qs[k % c->queues], 1, 11, ks, (uint64_t)k * 4, 4, NULL,
 					     0, &s[k]),
 				 0);
-	if (c->queues == 1) {
-		/* exactly the first 256 fit in the ring */
-		for (int k = 0; k < RING; k++)
-			eager_done(w, s[k]);
-		th_kick(w, 0, 2);
-		th_kick(w, 1, 1);
-		for (int k = RING; k < OVF; k++)
-			th_pending(w, s[k]);
-	} else {
-		/* which sends go eagerly depends on the issue order across queues;
-		 * never more than the ring holds */
-		for (int i = 0; i < c->queues; i++)
-			th_kick_q(w, 0, i, 2);
-		th_kick(w, 1, 1);
-		for (int k = 0; k < OVF; k++) {
-			enum accdma_status st = ACCDMA_ST__COUNT;
-			int rc = accdma_test(w, s[k], &st);
-
-			if (rc == 0) {
-				th_assert_st(st, ACCDMA_OK);
-				s[k] = 0;
-				done_early++;
-			} else {
-				assert_int_equal(rc, -EAGAIN);
-			}
-		}
-		if (done_early > RING) {
-			print_error("%d sends completed with no recv posted; the ring has %d slots\n",
-				    done_early, RING);
-			fail();
-		}
-	}
+	for (int k = 0; k < RING; k++)
+		eager_done(w, s[k]);
+	/* the ring is full: every later send waits for its recv (rendezvous) */
+	for (int k = RING; k < OVF; k++)
+		assert_int_equal(accdma_send(qs[k % c->queues], 1, 11, ks, (uint64_t)k * 4, 4, NULL,
+					     0, &s[k]),
+				 0);
+	for (int i = 0; i < c->queues; i++)
+		th_kick_q(w, 0, i, 2);
+	th_kick(w, 1, 1);
+	for (int k = RING; k < OVF; k++)
+		th_pending(w, s[k]);
 	th_check_u8(dst, (OVF + 1) * 8, GUARD, "receiver memory before any recv");
 
 	/* drain 10: they come from the ring; the rendezvous sends still wait */
@@ -560,23 +554,26 @@ static void run_overflow(const struct cfg *c)
 	for (int k = 0; k < 10; k++)
 		th_wait_ok(w, r[k]);
 	ovf_check(dst, 0, 10);
-	if (c->queues == 1) {
-		th_kick(w, 0, 1);
-		th_pending(w, s[RING]);
-		th_pending(w, s[OVF - 1]);
-	}
-	/* a new small send behind 344 pending rendezvous sends: whether it goes
-	 * eagerly or not, it is the 601st message and lands in the 601st recv */
+	th_kick(w, 0, 1);
+	th_pending(w, s[RING]);
+	th_pending(w, s[OVF - 1]);
+	/* a new small send behind EXTRA pending rendezvous sends: whether it goes
+	 * eagerly or not, it is message OVF and lands in recv OVF */
 	assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)OVF * 4, 4, NULL, 0, &s[OVF]), 0);
-	ovf_recv(qr, kd, 10, OVF + 1, r);
-	for (int k = OVF; k >= 10; k--)
-		th_wait_ok(w, r[k]);
-	for (int k = c->queues == 1 ? RING : 0; k < OVF + 1; k++)
-		if (s[k])
-			th_wait_ok(w, s[k]);
+	/* the other recvs, a chunk at a time (the recv queue holds RING ops),
+	 * each chunk waited newest first */
+	for (int from = 10; from < OVF + 1; from += CHUNK) {
+		int to = from + CHUNK < OVF + 1 ? from + CHUNK : OVF + 1;
+
+		ovf_recv(qr, kd, from, to, r);
+		for (int k = to - 1; k >= from; k--)
+			th_wait_ok(w, r[k]);
+	}
+	for (int k = RING; k < OVF + 1; k++)
+		th_wait_ok(w, s[k]);
 	ovf_check(dst, 0, OVF + 1);
 
-	/* every slot of the ring was given back: 256 more go eagerly again */
+	/* every slot of the ring was given back: RING more go eagerly again */
 	for (int k = 0; k < RING; k++) {
 		src[k] = k + 1000;
 		assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
@@ -585,9 +582,11 @@ static void run_overflow(const struct cfg *c)
 	for (int k = 0; k < RING; k++)
 		eager_done(w, s[k]);
 	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
-	ovf_recv(qr, kd, 0, RING, r);
-	for (int k = 0; k < RING; k++)
-		th_wait_ok(w, r[k]);
+	for (int from = 0; from < RING; from += CHUNK) {
+		ovf_recv(qr, kd, from, from + CHUNK, r);
+		for (int k = from; k < from + CHUNK; k++)
+			th_wait_ok(w, r[k]);
+	}
 	ovf_check(dst, 0, RING);
 	th_check_u8(dst + 2 * RING, (OVF + 1 - RING) * 8, GUARD, "past the last recv");
 	th_close(w);
@@ -614,7 +613,7 @@ static void run_multi_slot_fill(const struct cfg *c)
 	accdma_queue *qs, *qr;
 
 	CTX("multi-slot fill engines=%d queues=%d", c->engines, c->queues);
-	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, 1024, 1u << 20);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, RING, 1u << 20);
 	ks = th_alloc(w, 0, (FIT + 1) * BIG, (void **)&src);
 	kd = th_alloc(w, 1, (FIT + 1) * RSLOT, (void **)&dst);
 	th_fill_u8(dst, (FIT + 1) * RSLOT, GUARD);
@@ -718,6 +717,75 @@ static void test_multi_slot(void **state)
 		run_multi_slot_wrap(&cfgs[i]);
 	}
 	test_multi_slot_small_rings();
+}
+
+/* ---- 5c. ring depth follows the queue depth ------------------------------ */
+
+/* The ring of (@n devices, queues of @depth) has @slots positions and takes @max bytes. */
+static void ring_geometry(int n, uint32_t depth, uint32_t slots, uint32_t max)
+{
+	struct accdma_device_info info;
+	accdma_world *w;
+
+	CTX("ring geometry: %d devices, depth %u", n, depth);
+	w = open_w(n, 1, 1, ACCDMA_EAGER_MAX_DEFAULT, depth, 64u << 10);
+	assert_int_equal(accdma_device_info(w, n - 1, &info), 0);
+	assert_int_equal(info.eager_slots, slots);
+	assert_int_equal(info.eager_max, max);
+	th_close(w);
+}
+
+/* A queue's worth of small sends, all posted before any recv, all complete
+ * eagerly (a ring shallower than the queue would turn the rest to
+ * rendezvous: they would wait for their recvs, and eager_done() fail); then
+ * the recvs, posted newest-first wait, get them in FIFO order. */
+static void run_window_fits_ring(const struct cfg *c)
+{
+	enum { DEPTH = 1024 };
+	static accdma_token s[DEPTH], r[DEPTH];
+	struct accdma_device_info info;
+	accdma_world *w;
+	int32_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_queue *qs, *qr;
+
+	CTX("window fits the ring engines=%d queues=%d", c->engines, c->queues);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, DEPTH, 1u << 20);
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	assert_int_equal(info.eager_slots, DEPTH);
+	ks = th_alloc(w, 0, DEPTH * 4, (void **)&src);
+	kd = th_alloc(w, 1, DEPTH * 8, (void **)&dst);
+	th_fill_u8(dst, DEPTH * 8, GUARD);
+	qs = th_qi(w, 0, c->queues - 1);
+	qr = th_qi(w, 1, 0);
+	for (int k = 0; k < DEPTH; k++) {
+		src[k] = 9000 + k;
+		assert_int_equal(accdma_send(qs, 1, 12, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]), 0);
+	}
+	for (int k = 0; k < DEPTH; k++)
+		eager_done(w, s[k]);
+	th_check_u8(dst, DEPTH * 8, GUARD, "receiver memory before any recv");
+	for (int k = 0; k < DEPTH; k++)
+		assert_int_equal(accdma_recv(qr, 0, 12, kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]), 0);
+	for (int k = DEPTH - 1; k >= 0; k--)
+		th_wait_ok(w, r[k]);
+	ovf_check_base(dst, 0, DEPTH, 9000);
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_ring_depth(void **state)
+{
+	(void)state;
+	ring_geometry(2, 2, 256, ACCDMA_EAGER_MAX_DEFAULT);    /* never below 256 */
+	ring_geometry(2, 256, 256, ACCDMA_EAGER_MAX_DEFAULT);  /* the default depth */
+	ring_geometry(2, 1024, 1024, ACCDMA_EAGER_MAX_DEFAULT);
+	ring_geometry(2, 65536, 16384, ACCDMA_EAGER_MAX_DEFAULT); /* the most a ring takes */
+	/* 16 devices: 256 rings; 1024 positions each would pass the 16 MiB budget */
+	ring_geometry(16, 4096, 512, ACCDMA_EAGER_MAX_DEFAULT);
+	ring_geometry(17, 4096, 64, 40 + 7 * 60); /* large worlds stay shallow */
+	for (int i = 0; i < NCFG; i++)
+		run_window_fits_ring(&cfgs[i]);
 }
 
 /* ---- ordering: tags share a pair's ring; issue order is not post order ---- */
@@ -1809,6 +1877,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_boundaries, teardown_ctx),
 		cmocka_unit_test_teardown(test_ring_overflow, teardown_ctx),
 		cmocka_unit_test_teardown(test_multi_slot, teardown_ctx),
+		cmocka_unit_test_teardown(test_ring_depth, teardown_ctx),
 		cmocka_unit_test_teardown(test_tags_share_ring, teardown_ctx),
 		cmocka_unit_test_teardown(test_dep_order, teardown_ctx),
 		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),

@@ -175,54 +175,66 @@ static void test_back_to_back_posts_batch(void **state)
 	th_close(w);
 }
 
-/* One post of more small sends than the peer's ring holds, read inline: the
- * first ring-full are copied in, the rest wait at the rendezvous (the posting
- * thread takes them there), and the recvs posted later get every message in
- * order. */
+/* One post of more small sends than the peer's ring has room for, read
+ * inline: those that fit are copied in, the rest wait at the rendezvous (the
+ * posting thread takes them there), and the recvs posted later get every
+ * message in order. A ring holds at least a queue's worth of messages, so it
+ * is first filled part way, by sends completed (and consumed) before. */
 static void test_full_ring_at_post(void **state)
 {
-	enum { N = 300, RING = 256 };
+	enum { RING = 256, FIRST = 200, N = 100, ROOM = RING - FIRST, ALL = FIRST + N };
 	struct accdma_world_opts o;
+	struct accdma_device_info info;
 	accdma_world *w;
 	int32_t *src, *dst;
 	accdma_key ks, kd;
-	struct accdma_op ops[N];
-	accdma_token ts[N], tr[N];
-	enum accdma_status st[N];
+	struct accdma_op ops[ALL];
+	accdma_token ts[ALL], tr[ALL];
+	enum accdma_status st[ALL];
 
 	(void)state;
 	th_opts(&o, 2);
 	o.engines = 0;
-	o.queue_depth = 512;
+	o.queue_depth = RING;
 	w = th_open_opts(&o);
-	ks = th_alloc(w, 0, N * 64, (void **)&src);
-	kd = th_alloc(w, 1, N * 64, (void **)&dst);
-	for (int i = 0; i < N; i++) {
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	assert_int_equal(info.eager_slots, RING);
+	ks = th_alloc(w, 0, ALL * 64, (void **)&src);
+	kd = th_alloc(w, 1, ALL * 64, (void **)&dst);
+	for (int i = 0; i < ALL; i++) {
 		src[i * 16] = 5000 + i;
 		dst[i * 16] = -1;
 		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = TAG, .key = ks,
 					     .offset = (uint64_t)i * 64, .length = 4 };
 	}
-	assert_int_equal(accdma_post(th_q(w, 0), ops, N, ts), N);
-	for (int i = 0; i < N; i++) {
+	assert_int_equal(accdma_post(th_q(w, 0), ops, FIRST, ts), FIRST);
+	th_wait_all_ok(w, ts, FIRST); /* eager: no recv is posted yet */
+	/* a wait that finds its op pending, so that the next post is read inline */
+	assert_int_equal(accdma_fence(th_q(w, 1), NULL, 0, &tr[0]), 0);
+	th_wait_ok(w, tr[0]);
+	assert_int_equal(accdma_post(th_q(w, 0), ops + FIRST, N, ts + FIRST), N);
+	for (int i = FIRST; i < ALL; i++) {
 		enum accdma_op_stage got = stage_of(w, ts[i]), want =
-			i < RING ? ACCDMA_STAGE_DONE : ACCDMA_STAGE_PEER;
+			i < FIRST + ROOM ? ACCDMA_STAGE_DONE : ACCDMA_STAGE_PEER;
 
 		if (got != want)
 			fail_msg("send %d: stage %s, expected %s", i, accdma_op_stage_str(got),
 				 accdma_op_stage_str(want));
 	}
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < ALL; i++)
 		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = 0, .tag = TAG, .key = kd,
 					     .offset = (uint64_t)i * 64, .length = 4 };
-	assert_int_equal(accdma_post(th_q(w, 1), ops, N, tr), N);
-	assert_int_equal(accdma_wait_all(w, tr, N, 10000, st), 0);
-	for (int i = 0; i < N; i++) {
+	/* two posts: a queue holds RING ops */
+	assert_int_equal(accdma_post(th_q(w, 1), ops, FIRST, tr), FIRST);
+	assert_int_equal(accdma_wait_all(w, tr, FIRST, 10000, st), 0);
+	assert_int_equal(accdma_post(th_q(w, 1), ops + FIRST, N, tr + FIRST), N);
+	assert_int_equal(accdma_wait_all(w, tr + FIRST, N, 10000, st + FIRST), 0);
+	for (int i = 0; i < ALL; i++) {
 		assert_int_equal(st[i], ACCDMA_OK);
 		if (dst[i * 16] != 5000 + i)
 			fail_msg("recv %d got %d, expected %d", i, dst[i * 16], 5000 + i);
 	}
-	th_wait_all_ok(w, ts, N);
+	th_wait_all_ok(w, ts + FIRST, N);
 	th_close(w);
 }
 
