@@ -79,9 +79,16 @@ static int in_arena(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* The master laid the arena out; check that every offset stays inside it
- * before this process follows any of them. */
-static int arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o)
+/**
+ * drv_shm_arena_ok() - may this process follow the offsets of an arena it mapped?
+ * @a: the arena, as the master laid it out. @size: the bytes mapped.
+ * @o: this process's options (the geometry it expects).
+ *
+ * The master laid the arena out; every offset must stay inside it, and the
+ * geometry must be ours, before this process follows any of them.
+ * Return: 1 if so, 0 if not.
+ */
+int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o)
 {
 	uint32_t nd = (uint32_t)o->num_devices, nq = (uint32_t)o->queues;
 
@@ -90,12 +97,18 @@ static int arena_ok(const struct q_world_sh *a, uint64_t size, const struct accd
 	    a->rdv_cap < 64 || (a->rdv_cap & (a->rdv_cap - 1)) || a->dev_stride == 0 ||
 	    a->dev_stride > size || !in_arena(a->dev_off, nd * a->dev_stride, size))
 		return 0;
+	/* eager rings: a power of two of positions, as the layout makes them */
+	if (a->eager_slots && (a->eager_slots < Q_EAGER_SLOTS_LARGE_WORLD || a->eager_slots > Q_EAGER_SLOTS_MAX ||
+			       (a->eager_slots & (a->eager_slots - 1))))
+		return 0;
 	for (uint32_t d = 0; d < nd; d++) {
 		const struct q_dev_sh *ds = q_dev(a, d);
 
 		if (ds->id != (int32_t)d || ds->rdv_cap != a->rdv_cap ||
 		    !in_arena(ds->rdv_off, (uint64_t)a->rdv_cap * sizeof(struct q_rdv), size) ||
-		    !in_arena(ds->queue_off, nq * sizeof(struct q_queue_sh), size))
+		    !in_arena(ds->queue_off, nq * sizeof(struct q_queue_sh), size) ||
+		    (ds->eager_off && (!a->eager_slots ||
+				       !in_arena(ds->eager_off, nd * q_eager_ring_bytes(a->eager_slots), size))))
 			return 0;
 		for (uint32_t q = 0; q < nq; q++) {
 			const struct q_queue_sh *qs = q_queue(a, d, q);
@@ -152,7 +165,7 @@ static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int 
 		w->sh = map_segment(fds[0], w->arena_size);
 		if (!w->sh)
 			return "cannot map the arena (wrong size, or out of memory)";
-		if (!arena_ok(w->sh, w->arena_size, &w->opts))
+		if (!drv_shm_arena_ok(w->sh, w->arena_size, &w->opts))
 			return "the arena's layout is inconsistent";
 	}
 	s->seg = calloc((size_t)s->nprocs, sizeof(*s->seg));
