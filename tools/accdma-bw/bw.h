@@ -132,6 +132,7 @@ struct bw_sample {
 	double secs;      /* timed iterations only */
 	long iters;
 	double p50_us, p99_us; /* latency mode */
+	double p999_us, max_us; /* latency mode: the tail beyond p99 (p99.9, the longest round) */
 	int verified;     /* 1 checked and good, 0 not checked */
 };
 
@@ -175,6 +176,7 @@ struct bw_result {
 	double memcpy_gbs; /* per thread, NAN if not measured */
 	double pct_memcpy;
 	double p50_us, p99_us; /* latency mode, else NAN */
+	double p999_us, max_us; /* latency mode (median over runs of each run's), else NAN */
 	double mean_us;    /* latency mode: time / rounds of a loop with no clock reads (as peers report), else NAN */
 	int verified;
 };

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	int printer, header_out = 0, *numa;
 	char err[160];
 	double *sec[BW_MODE__COUNT], *bwv[BW_MODE__COUNT], *p50[BW_MODE__COUNT],
-		*p99[BW_MODE__COUNT], *mref, *mref1;
+		*p99[BW_MODE__COUNT], *p999[BW_MODE__COUNT], *pmax[BW_MODE__COUNT], *mref, *mref1;
 	int verified[BW_MODE__COUNT];
 	const struct bw_plan *ref;
 
@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 		bwv[m] = calloc((size_t)o.runs, sizeof(double));
 		p50[m] = calloc((size_t)o.runs, sizeof(double));
 		p99[m] = calloc((size_t)o.runs, sizeof(double));
+		p999[m] = calloc((size_t)o.runs, sizeof(double));
+		pmax[m] = calloc((size_t)o.runs, sizeof(double));
 	}
 	mref = calloc((size_t)o.runs, sizeof(double));
 	mref1 = calloc((size_t)o.runs, sizeof(double));
@@ -214,6 +216,8 @@ int main(int argc, char **argv)
 				bwv[m][r] = per_iter_bytes / ref->senders * (double)iters / s.secs / 1e9;
 				p50[m][r] = s.p50_us;
 				p99[m][r] = s.p99_us;
+				p999[m][r] = s.p999_us;
+				pmax[m][r] = s.max_us;
 				verified[m] += s.verified;
 			}
 			/* memcpy reference: as many threads at once as there are transfers; with
@@ -278,6 +282,8 @@ int main(int argc, char **argv)
 							       : 100.0 * res.bw_dev / res.memcpy_gbs;
 			res.p50_us = o.latency ? bw_median(p50[m], o.runs) : NAN;
 			res.p99_us = o.latency ? bw_median(p99[m], o.runs) : NAN;
+			res.p999_us = o.latency ? bw_median(p999[m], o.runs) : NAN;
+			res.max_us = o.latency ? bw_median(pmax[m], o.runs) : NAN;
 			res.mean_us = o.latency ? t / (double)iters * 1e6 : NAN;
 			res.verified = verified[m] == o.runs;
 			if (printer)
@@ -294,6 +300,8 @@ int main(int argc, char **argv)
 		free(bwv[m]);
 		free(p50[m]);
 		free(p99[m]);
+		free(p999[m]);
+		free(pmax[m]);
 		bw_plan_free(&plans[m]);
 	}
 	free(mref);

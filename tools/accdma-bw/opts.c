@@ -90,7 +90,7 @@ static void usage(FILE *f)
 		"                        sync: the same ops, and the host waits on each fence before it\n"
 		"                        posts more on that device (the old full-sync workaround);\n"
 		"                        one iteration in flight, --window and --post-list do not apply\n"
-		"  -l, --latency         one iteration in flight; report the mean, p50 and p99 of a round\n"
+		"  -l, --latency         one iteration in flight; report the mean, p50, p99, p99.9 and max of a round\n"
 		"  -r, --runs N          repeat every size N times and report the median (default 3)\n"
 		"      --no-verify       do not check the data of the last iteration\n"
 		"      --no-memcpy       skip the memcpy reference column\n"

@@ -56,7 +56,7 @@ void bw_out_begin(const struct bw_header *h)
 	if (o->format == BW_FMT_CSV) {
 		fprintf(f, "pattern,mode,bytes,iters,devices,transport,window_ops,window_iters,runs,"
 			   "bw_dev_gbs,bw_dev_min_gbs,bw_dev_max_gbs,bw_agg_gbs,mops,memcpy_gbs,"
-			   "pct_memcpy,p50_us,p99_us,mean_us,verified\n");
+			   "pct_memcpy,p50_us,p99_us,mean_us,p999_us,max_us,verified\n");
 		return;
 	}
 	if (o->format == BW_FMT_JSON) {
@@ -96,7 +96,7 @@ void bw_out_begin(const struct bw_header *h)
 	if (o->latency)
 		fprintf(f, "# window        1 iteration in flight per device; mean = time / rounds "
 			   "with no clock read between rounds (as OpenMPI's and OSU's tests time "
-			   "theirs); p50/p99 of the same number of rounds again, each timed\n");
+			   "theirs); p50/p99/p99.9/max of the same number of rounds again, each timed\n");
 	else if (o->modes == 1u << BW_MODE_SYNC)
 		fprintf(f, "# window        1 iteration in flight per device (sync mode)\n");
 	else
@@ -117,8 +117,8 @@ void bw_out_begin(const struct bw_header *h)
 			   "concurrent transfer), same sizes and slots\n", h->concurrent);
 	fprintf(f, "#-------------------------------------------------------------------------------------------\n");
 	if (o->latency)
-		fprintf(f, "%-6s %10s %8s %10s %10s %10s %12s %10s\n", "mode", "bytes", "iters",
-			"mean[us]", "p50[us]", "p99[us]", "BW/dev[GB/s]", "Mrounds/s");
+		fprintf(f, "%-6s %10s %8s %10s %10s %10s %10s %10s %12s %10s\n", "mode", "bytes", "iters",
+			"mean[us]", "p50[us]", "p99[us]", "p99.9[us]", "max[us]", "BW/dev[GB/s]", "Mrounds/s");
 	else
 		fprintf(f, "%-6s %10s %8s %5s %12s %15s %12s %8s %12s %8s\n", "mode", "bytes",
 			"iters", "win", "BW/dev[GB/s]", "(min..max)", "BW agg[GB/s]", "Mops",
@@ -148,6 +148,10 @@ void bw_out_result(const struct bw_header *h, const struct bw_result *r)
 		cnum(f, r->p99_us, "%.3f");
 		fputc(',', f);
 		cnum(f, r->mean_us, "%.4f");
+		fputc(',', f);
+		cnum(f, r->p999_us, "%.3f");
+		fputc(',', f);
+		cnum(f, r->max_us, "%.3f");
 		fprintf(f, ",%d\n", r->verified);
 	} else if (o->format == BW_FMT_JSON) {
 		fprintf(f, "%s\n  {\"mode\": \"%s\", \"bytes\": %llu, \"iters\": %ld, "
@@ -164,11 +168,13 @@ void bw_out_result(const struct bw_header *h, const struct bw_result *r)
 		jnum(f, "p50_us", r->p50_us, "%.3f", 1);
 		jnum(f, "p99_us", r->p99_us, "%.3f", 1);
 		jnum(f, "mean_us", r->mean_us, "%.4f", 1);
+		jnum(f, "p999_us", r->p999_us, "%.3f", 1);
+		jnum(f, "max_us", r->max_us, "%.3f", 1);
 		fprintf(f, "\"verified\": %s}", r->verified ? "true" : "false");
 	} else if (o->latency) {
-		fprintf(f, "%-6s %10llu %8ld %10.3f %10.2f %10.2f %12.4f %10.3f\n", bw_mode_name(r->mode),
-			(unsigned long long)r->bytes, r->iters, r->mean_us, r->p50_us, r->p99_us, r->bw_dev,
-			r->mean_us > 0 ? 1.0 / r->mean_us : 0);
+		fprintf(f, "%-6s %10llu %8ld %10.3f %10.2f %10.2f %10.2f %10.1f %12.4f %10.3f\n",
+			bw_mode_name(r->mode), (unsigned long long)r->bytes, r->iters, r->mean_us, r->p50_us,
+			r->p99_us, r->p999_us, r->max_us, r->bw_dev, r->mean_us > 0 ? 1.0 / r->mean_us : 0);
 	} else {
 		snprintf(range, sizeof(range), "(%.3f..%.3f)", r->bw_dev_min, r->bw_dev_max);
 		fprintf(f, "%-6s %10llu %8ld %5d %12.4f %15s %12.4f %8.3f ", bw_mode_name(r->mode),

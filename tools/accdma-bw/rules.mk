@@ -92,6 +92,10 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	$(BW_SMOKE) --csv --pattern bidir --size 64 | grep -q '^bidir,chain,64,40,.*,1$$'; \
 	$(BW_SMOKE) --csv --mode all --pattern permute --size 64 | grep -q '^permute,sync,64,40,2,local,2,1,1,.*,1$$'; \
 	$(BW_SMOKE) --json --pattern pair --size 64 | grep -q '"verified": true'; \
+	echo "== accdma-bw --latency --csv / --json: p50 <= p99 <= p99.9 <= max, for chain and fence"; \
+	$(BW_SMOKE) --csv --latency --pattern permute --size 8 | awk -F, 'NR == 1 { ok = $$17 == "p50_us" && $$18 == "p99_us" && $$20 == "p999_us" && $$21 == "max_us" } \
+	  NR > 1 { n++; if (!($$17 > 0 && $$17 <= $$18 && $$18 <= $$20 && $$20 <= $$21 && $$22 == 1)) ok = 0 } END { exit !(ok && n == 2) }'; \
+	$(BW_SMOKE) --json --latency --pattern permute --size 8 | grep -Eq '"p999_us": [0-9.]+, "max_us": [0-9.]+, "verified": true'; \
 	echo "== trace.sh's parts: the ACCDMA_TRACE buffer compiles, trace-summary.py on known traces"; \
 	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/trace.c; \
 	python3 tools/accdma-bw/trace-summary-test.py; \

@@ -876,6 +876,8 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 		bw_sort(v, iters);
 		s->p50_us = bw_percentile(v, iters, 50) * 1e6;
 		s->p99_us = bw_percentile(v, iters, 99) * 1e6;
+		s->p999_us = bw_percentile(v, iters, 99.9) * 1e6;
+		s->max_us = v[iters - 1] * 1e6;
 		free(v);
 	} else {
 		c->excluded = 0;
