@@ -136,6 +136,7 @@ int drv_free_slots(struct accdma_queue *q);
 
 /* token.c */
 int drv_poll(struct accdma_world *w);
+uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
 /* mailbox.c */

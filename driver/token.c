@@ -16,6 +16,16 @@
 #ifndef WAIT_SPIN_NS
 #define WAIT_SPIN_NS 20000
 #endif
+/* The same for a wait on one small transfer (a send, recv or write of at
+ * most WAIT_SMALL_BYTES): its completion is a hand-off away unless its peer
+ * is late, and a waiter that sleeps hands the work to an engine thread that
+ * may share its CPU, whose turns then lengthen the rounds around it
+ * (BENCHMARKS.md, section 13). Large copies keep the short spin: a longer
+ * one would take that much CPU from the engine copying beside it. */
+#ifndef WAIT_SPIN_SMALL_NS
+#define WAIT_SPIN_SMALL_NS 200000
+#endif
+#define WAIT_SMALL_BYTES ACCDMA_EAGER_MAX
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 #define WAIT_SLICE_NS 10000000ull /* a sleeping waiter looks again after this long */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
@@ -24,6 +34,30 @@
 static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
 {
 	return &w->queues[q_token_dev(t) * (uint32_t)w->opts.queues + q_token_queue(t)];
+}
+
+/**
+ * drv_wait_spin_ns() - how long a waiter on @t polls before it sleeps.
+ * @w: the world. @t: a checked token of a local device, or 0 (several ops).
+ * Return: WAIT_SPIN_SMALL_NS for a send, recv or write of at most
+ * WAIT_SMALL_BYTES, else WAIT_SPIN_NS. Read from the op's descriptor, which
+ * this process wrote and which stays put while the token is live.
+ */
+uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t)
+{
+	const struct q_desc *d;
+
+	if (!t)
+		return WAIT_SPIN_NS;
+	d = &token_queue(w, t)->desc[q_token_slot(t)];
+	switch (d->kind) {
+	case ACCDMA_OP_SEND:
+	case ACCDMA_OP_RECV:
+	case ACCDMA_OP_WRITE:
+		return d->length <= WAIT_SMALL_BYTES ? WAIT_SPIN_SMALL_NS : WAIT_SPIN_NS;
+	default:
+		return WAIT_SPIN_NS;
+	}
 }
 
 /* drv_token_cpl() for a caller that has checked the world. Inlined: every
@@ -128,6 +162,7 @@ static void drv_poll_session(struct accdma_world *w, int on, int wake)
 struct wait_clock {
 	int64_t ms;
 	uint64_t deadline; /* 0 until computed */
+	accdma_token token; /* the one (checked) op waited for, which sets the spin; 0: several */
 };
 
 static uint64_t wait_deadline(struct wait_clock *wc, uint64_t now)
@@ -193,7 +228,7 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			now = q_now_ns();
 			wait_deadline(wc, now);
 			if (!spin_end) /* polled devices move only while we poll */
-				spin_end = w->threaded ? now + WAIT_SPIN_NS : wc->deadline;
+				spin_end = w->threaded ? now + drv_wait_spin_ns(w, wc->token) : wc->deadline;
 			if (now >= spin_end || now >= wc->deadline)
 				break;
 		}
@@ -271,7 +306,7 @@ static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
 
 int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
 {
-	struct wait_clock wc = { 0, 0 };
+	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	int64_t ms;
@@ -281,6 +316,7 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 		return rc;
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
+	wc.token = t;
 	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
 		log_timeout(w, t, ms);
 		return -ETIMEDOUT;
@@ -307,7 +343,7 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *statuses)
 {
-	struct wait_clock wc = { 0, 0 };
+	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c, *first[WAIT_ALL_KEEP];
 	int64_t ms;
@@ -328,6 +364,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	wc.ms = ms; /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
 		c = i < WAIT_ALL_KEEP ? first[i] : token_cpl_checked(w, tokens[i]);
+		wc.token = tokens[i];
 		if (!is_done(c) && sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc)) {
 			/* Consume what is done, so the caller only keeps the stuck ones. */
 			for (int j = i; j < count; j++) {
@@ -373,7 +410,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		    enum accdma_status *status)
 {
 	struct any_arg a = { w, tokens, count, -1 };
-	struct wait_clock wc = { 0, 0 };
+	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	uint32_t dev = 0;
