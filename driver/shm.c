@@ -97,9 +97,7 @@ int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct acc
 	    a->rdv_cap < 64 || (a->rdv_cap & (a->rdv_cap - 1)) || a->dev_stride == 0 ||
 	    a->dev_stride > size || !in_arena(a->dev_off, nd * a->dev_stride, size))
 		return 0;
-	/* eager rings: a power of two of positions, as the layout makes them */
-	if (a->eager_slots && (a->eager_slots < Q_EAGER_SLOTS_LARGE_WORLD || a->eager_slots > Q_EAGER_SLOTS_MAX ||
-			       (a->eager_slots & (a->eager_slots - 1))))
+	if (a->eager_slots && !q_eager_slots_ok(a->eager_slots))
 		return 0;
 	for (uint32_t d = 0; d < nd; d++) {
 		const struct q_dev_sh *ds = q_dev(a, d);

@@ -495,7 +495,7 @@ int fw_eager_init(struct fw_device *fd)
 
 	if (!fd->sh->eager_off)
 		return 0;
-	if (slots < 64 || slots > Q_EAGER_SLOTS_MAX || (slots & (slots - 1)))
+	if (!q_eager_slots_ok(slots))
 		return -EINVAL; /* not a layout of ours */
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));

@@ -191,6 +191,12 @@ struct q_eager_slot {
 #define Q_EAGER_SLOTS_MAX 16384
 #define Q_EAGER_RINGS_BUDGET (16ull << 20)
 
+/** q_eager_slots_ok() - 1 if @slots is a ring size the layout can make (a power of two in range). */
+static inline int q_eager_slots_ok(uint32_t slots)
+{
+	return slots >= Q_EAGER_SLOTS_LARGE_WORLD && slots <= Q_EAGER_SLOTS_MAX && !(slots & (slots - 1));
+}
+
 /**
  * struct q_eager_ring - the eager ring of one ordered pair of devices, in the
  * receiver's block; q_world_sh.eager_slots slots follow the header line. The
