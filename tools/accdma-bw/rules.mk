@@ -99,6 +99,8 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	echo "== trace.sh's parts: the ACCDMA_TRACE buffer compiles, trace-summary.py on known traces"; \
 	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/trace.c; \
 	python3 tools/accdma-bw/trace-summary-test.py; \
+	echo "== bench-ratio.py on a made-up set: per-round ratios against a base configuration"; \
+	python3 tools/accdma-bw/bench-ratio-test.py; \
 	echo "accdma-bw smoke: OK"
 
 CSV ?= $(B)/accdma-bw.csv
