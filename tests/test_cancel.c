@@ -109,7 +109,7 @@ static void test_cancel_exec_and_done(void **state)
 	(void)state;
 	accdma_world *w = th_open(2);
 	accdma_key k = th_alloc(w, 0, LEN, NULL), k1 = th_alloc(w, 1, LEN, NULL);
-	accdma_token r = 0, e = 0, e_after = 0, f = 0, s = 0;
+	accdma_token r, e, e_after, f, s;
 	static atomic_int ran, ran_after;
 
 	atomic_init(&ran, 0);
