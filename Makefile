@@ -145,7 +145,7 @@ endif
 ifeq ($(PGO),1)
 PGO_USE_FLAGS := -fprofile-use -fprofile-partial-training -Wno-missing-profile
 
-$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) tools/accdma-run/main.c $(wildcard include/*.h */*.h) \
+$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h) \
               scripts/pgo-train.sh Makefile
 	@rm -rf $(B)/obj $(B)/libaccdma.a $(B)/accdma-bw $(B)/accdma-run
 	@echo "== PGO: an instrumented build, trained by scripts/pgo-train.sh"
