@@ -49,15 +49,65 @@ int dma_space_init(struct dma_space *s, uint32_t ndev);
 /** dma_space_fini() - free an address space (not the memory it points to). */
 void dma_space_fini(struct dma_space *s);
 
+/* shm: the region lives in its device's segment. Offset and size were written
+ * by the device's process: read each once and keep the range inside what this
+ * process mapped, whatever they say. */
+static inline char *dma_segment_base(const struct dma_space *s, const struct q_region *r,
+				     uint32_t dev, uint64_t *size)
+{
+	uint64_t seg_size = s->seg_size[dev];
+	uint64_t roff = __atomic_load_n(&r->offset, __ATOMIC_RELAXED);
+
+	*size = __atomic_load_n(&r->size, __ATOMIC_RELAXED);
+	if (!s->seg[dev] || roff > seg_size || *size > seg_size - roff)
+		return NULL;
+	return s->seg[dev] + roff;
+}
+
 /**
  * dma_resolve() - check (key, offset, length) against a device's region table and map it.
  * @s: the space. @w: the arena. @dev: the device. @key/@off/@len: the range.
  * @allow_empty: accept a zero length (library-internal ops).
  * @addr: on success, the address of the range (NULL for an empty range).
+ * This is where every descriptor's memory is validated: the key must name a
+ * live region of that device and the range must lie inside it, before any
+ * byte moves. Inline: an engine resolves every descriptor it reads, and the
+ * call (eight arguments, one on the stack) cost a third of the check.
  * Return: ACCDMA_OK, ACCDMA_ST_BAD_LENGTH, ACCDMA_ST_BAD_KEY or ACCDMA_ST_OUT_OF_BOUNDS.
  */
-enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_sh *w, uint32_t dev,
-			       uint32_t key, uint64_t off, uint64_t len, int allow_empty, void **addr);
+static inline enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_sh *w,
+					     uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+					     int allow_empty, void **addr)
+{
+	const struct q_region *r;
+	uint64_t size;
+	char *base;
+
+	*addr = NULL;
+	if (len == 0) {
+		if (allow_empty)
+			return ACCDMA_OK;
+		return ACCDMA_ST_BAD_LENGTH;
+	}
+	if (dev >= s->ndev || key == 0)
+		return ACCDMA_ST_BAD_KEY;
+	r = &q_dev(w, dev)->regions[q_key_index(key)];
+	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
+		return ACCDMA_ST_BAD_KEY;
+	if (s->seg) {
+		base = dma_segment_base(s, r, dev, &size);
+	} else {
+		size = r->size;
+		base = s->base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+	}
+	if (!base)
+		return ACCDMA_ST_BAD_KEY;
+	/* Written so that off + len cannot overflow. */
+	if (off > size || len > size - off)
+		return ACCDMA_ST_OUT_OF_BOUNDS;
+	*addr = base + off;
+	return ACCDMA_OK;
+}
 
 /**
  * dma_copy() - move @len bytes from @src to @dst in chunks.

@@ -47,10 +47,12 @@ static void count_waiting(struct fw_device *fd, uint32_t src, int d)
 	}
 }
 
-/* Slot index of ring position @pos. */
+/* Slot index of ring position @pos. The ring size is our copy, read once
+ * at boot: every index stays inside the arrays sized by it, whatever the
+ * shared arena's header says later. */
 static uint32_t slot_of(const struct fw_device *fd, uint32_t pos)
 {
-	return pos & (fd->w->eager_slots - 1);
+	return pos & fd->eager_mask;
 }
 
 static int is_held(const struct fw_eager_rx *rx, uint32_t idx)
@@ -222,34 +224,56 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	return 1;
 }
 
+/* The message at @rx's cursor if it has landed: its span is recorded and the
+ * cursor moves past it. Inline: a recv taking the message its send just
+ * stamped, or a look that finds nothing new, is only this (no call, no scan).
+ * A head whose length is out of range (a peer process gone wrong) is taken
+ * as one position; its recv fails PEER_ERROR (deliver).
+ * Return: the head's slot, or -1 if nothing new landed. */
+static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx)
+{
+	uint32_t idx = slot_of(fd, rx->cursor), len;
+	const struct q_eager_slot *s = &rx->ring->slots[idx];
+
+	if (atomic_load_explicit(&s->stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
+		return -1;
+	len = s->len;
+	rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
+	rx->cursor += rx->span[idx];
+	return (int)idx;
+}
+
+/* A message that landed and is not the one looked for: its recv may wait in
+ * our table, else it is held until its recv arrives. */
+static void not_wanted(struct fw_device *fd, uint32_t src, uint32_t idx)
+{
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
+
+	if (to_waiting_recv(fd, src, idx))
+		advance_done(fd, rx);
+	else
+		hold(rx, idx);
+}
+
 /* Take in what @src put in its ring since we last looked, and stop at the
  * message carrying (@tag, @seq) if @want: that one is returned, not held (its
  * recv takes it now), and what follows stays in the ring for the next look.
  * Recvs posted in the order of their sends so find each message at the
- * cursor and never hold it. Under eager_rx. A head whose length is out of
- * range (a peer process gone wrong) is taken as one position; its recv fails
- * PEER_ERROR (deliver).
+ * cursor and never hold it. Under eager_rx.
  * Return: the wanted message's head slot, or -1. */
 static int scan(struct fw_device *fd, uint32_t src, int want, uint64_t tag, uint64_t seq)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
+	int idx;
 
-	for (;;) {
-		uint32_t idx = slot_of(fd, rx->cursor), len;
+	while ((idx = next_landed(fd, rx)) >= 0) {
 		const struct q_eager_slot *s = &rx->ring->slots[idx];
 
-		if (atomic_load_explicit(&s->stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
-			return -1;
-		len = s->len;
-		rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
-		rx->cursor += rx->span[idx];
 		if (want && s->tag == tag && s->seq == seq)
-			return (int)idx;
-		if (to_waiting_recv(fd, src, idx))
-			advance_done(fd, rx);
-		else
-			hold(rx, idx);
+			return idx;
+		not_wanted(fd, src, (uint32_t)idx);
 	}
+	return -1;
 }
 
 /* The held message carrying (@tag, @seq) from @src: its head's slot, or -1.
@@ -274,10 +298,18 @@ static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t 
  * the ring (*@held says which). Under eager_rx. Return: its head slot, or -1. */
 static int take(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq, int *held)
 {
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
 	int idx = find_held(fd, src, tag, seq);
 
 	*held = idx >= 0;
-	return *held ? idx : scan(fd, src, 1, tag, seq);
+	if (*held)
+		return idx;
+	/* The common cases inline: nothing new, or the wanted message first. */
+	idx = next_landed(fd, rx);
+	if (idx < 0 || (rx->ring->slots[idx].tag == tag && rx->ring->slots[idx].seq == seq))
+		return idx;
+	not_wanted(fd, src, (uint32_t)idx);
+	return scan(fd, src, 1, tag, seq);
 }
 
 /* The message at @idx has been copied out (or dropped): its slots are room again. */
@@ -313,9 +345,9 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	tx = &fd->eager_tx[dst];
 	span = q_eager_span(op->d.length);
 	eager_lock(fd, &fd->eager_tx_lock);
-	if (tx->pos + span - tx->done > w->eager_slots) {
+	if (tx->pos + span - tx->done > fd->eager_mask + 1) {
 		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
-		if (tx->pos + span - tx->done > w->eager_slots) {
+		if (tx->pos + span - tx->done > fd->eager_mask + 1) {
 			eager_unlock(fd, &fd->eager_tx_lock);
 			return 0; /* no room before the receiver's oldest held message: rendezvous keeps the order by seq */
 		}
@@ -411,6 +443,29 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 }
 
 /**
+ * fw_eager_parked_miss() - would a parked recv's next look find nothing?
+ * @fd: the device. @op: a recv parked by fw_eager_recv() (so it has a ring).
+ *
+ * Most looks of a parked recv come before its message: this answers them
+ * without the look's locks and calls. Only with one engine (a pass runs
+ * alone, so the ring's private cursor is ours to read), nothing held, no
+ * send waiting in our table (the recv would have to leave the ring for the
+ * rendezvous) and no peer lost (it would complete PEER_LOST).
+ * Return: 1 if the look would find nothing and leave @op parked; 0 if it must look.
+ */
+int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op)
+{
+	const struct fw_eager_rx *rx = &fd->eager_rx[op->d.peer];
+
+	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) ||
+	    atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire))
+		return 0;
+	/* relaxed: a stamp seen here is read again, with acquire, by the look */
+	return atomic_load_explicit(&rx->ring->slots[slot_of(fd, rx->cursor)].stamp, memory_order_relaxed) !=
+	       q_eager_stamp(rx->cursor);
+}
+
+/**
  * fw_eager_poll() - match what landed to this device's recvs that wait for it.
  * @fd: the device. Once per pass, not once per waiting recv: only senders
  * that a waiting recv of ours names are looked at.
@@ -497,6 +552,7 @@ int fw_eager_init(struct fw_device *fd)
 		return 0;
 	if (!q_eager_slots_ok(slots))
 		return -EINVAL; /* not a layout of ours */
+	fd->eager_mask = slots - 1;
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
 	if (!fd->eager_tx || !fd->eager_rx)

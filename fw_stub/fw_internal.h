@@ -133,6 +133,7 @@ struct fw_device {
 	struct fw_eager_rx *eager_rx;  /* by sender */
 	_Atomic int eager_tx_lock, eager_rx_lock;
 	_Atomic uint32_t eager_waiting; /* sum of eager_rx[].waiting */
+	uint32_t eager_mask; /* positions per ring - 1, read once from the arena (fw_eager_init) */
 };
 
 /* ops.c */
@@ -159,6 +160,7 @@ void fw_eager_fini(struct fw_device *fd);
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost);
 int fw_eager_poll(struct fw_device *fd);
+int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op);
 void fw_eager_unwait(struct fw_device *fd, int32_t src);
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 

@@ -13,6 +13,9 @@
  *    gets the data (exactly the send's bytes; the rest of the recv range
  *    untouched); engines 0, 1, 2 x queues 1, 2;
  *  - recv first, also with the send posted late by a second thread;
+ *  - a parked recv looked at again and again: with nothing landed, with
+ *    another tag's message from its sender held ahead of it, then its own;
+ *    two parked recvs, the later one's message first (held by the first's look);
  *  - eager_max = 0: a small send waits for its recv; eager_max = 16: 16 bytes
  *    go eagerly, 17 do not;
  *  - boundaries with the default (1024): 1, 39, 40 (one slot), 41, 100, 1023
@@ -351,6 +354,60 @@ static void test_recv_first(void **state)
 		run_late_sender(&cfgs[i], 100);  /* two slots */
 		run_late_sender(&cfgs[i], 2000); /* rendezvous, same program */
 	}
+}
+
+/* A parked recv is looked at in every pass of its device: before its message,
+ * while another tag's message from the same sender lands ahead of it (held),
+ * while that one stays held, and then its own message lands behind it. Each
+ * look leaves it parked until its own message is there; the held one then
+ * goes to its own recv. */
+static void run_parked_looks(const struct cfg *c)
+{
+	struct pr p;
+	accdma_token r5, r6, s6, s5, r7, r8, s7, s8;
+
+	CTX("parked_looks engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	r5 = pr_recv(&p, 5, 0, 64);
+	still_pending(p.w, 1, p.qri, r5); /* looks with nothing in the ring */
+	s6 = pr_send(&p, 6, 0, 24, 61);
+	eager_done(p.w, s6);
+	still_pending(p.w, 1, p.qri, r5); /* a look takes in tag 6 and holds it */
+	th_check_u8(p.dst, DST_SIZE, GUARD, "receiver memory with tag 6 held");
+	still_pending(p.w, 1, p.qri, r5); /* looks with a message held */
+	s5 = pr_send(&p, 5, 64, 40, 51);
+	eager_done(p.w, s5);
+	th_wait_ok(p.w, r5);
+	check_landed(p.dst, 0, 64, 40, 51);
+	th_check_u8(p.dst + 64, DST_SIZE - 64, GUARD, "past tag 5's recv before tag 6's");
+	r6 = pr_recv(&p, 6, 64, 64);
+	th_wait_ok(p.w, r6);
+	check_landed(p.dst, 64, 64, 24, 61);
+	/* Two parked recvs, the later one's message first: the earlier recv's
+	 * look takes it in and holds it, and the later recv's own look must
+	 * find it held (its sender's ring has nothing new by then). */
+	r8 = pr_recv(&p, 8, 128, 64);
+	r7 = pr_recv(&p, 7, 192, 64);
+	still_pending(p.w, 1, p.qri, r7);
+	s7 = pr_send(&p, 7, 128, 16, 71);
+	eager_done(p.w, s7);
+	th_wait_ok(p.w, r7);
+	check_landed(p.dst, 192, 64, 16, 71);
+	th_pending(p.w, r8);
+	s8 = pr_send(&p, 8, 192, 32, 81);
+	eager_done(p.w, s8);
+	th_wait_ok(p.w, r8);
+	check_landed(p.dst, 128, 64, 32, 81);
+	th_check_u8(p.dst + 256, DST_SIZE - 256, GUARD, "past the recv ranges");
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_parked_looks(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_parked_looks(&cfgs[i]);
 }
 
 /* ---- 3. eager_max = 0, and a smaller eager_max ---------------------------- */
@@ -1872,6 +1929,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_send_first, teardown_ctx),
 		cmocka_unit_test_teardown(test_recv_first, teardown_ctx),
+		cmocka_unit_test_teardown(test_parked_looks, teardown_ctx),
 		cmocka_unit_test_teardown(test_eager_off, teardown_ctx),
 		cmocka_unit_test_teardown(test_eager_max_16, teardown_ctx),
 		cmocka_unit_test_teardown(test_boundaries, teardown_ctx),
