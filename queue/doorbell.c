@@ -89,27 +89,10 @@ void q_sleep_fence(struct q_dev_sh *d)
 	}
 }
 
-void q_engine_kick_fenced(struct q_engine_sh *e)
+void q_engine_wake(struct q_engine_sh *e)
 {
-	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&e->wake_seq, 1, memory_order_release);
-		q_futex_wake(&e->wake_seq);
-	}
-}
-
-void q_device_kick(struct q_dev_sh *d, uint32_t first, uint32_t n)
-{
-	/* Pairs with q_sleep_fence() in the engine's sleep path: either the
-	 * engine sees what we published, or we see it sleeping and wake it.
-	 * One fence for all the engines kicked. */
-	q_kick_fence(d);
-	for (uint32_t e = first; e < n; e++)
-		q_engine_kick_fenced(&d->engines[e]);
-}
-
-void q_engine_kick(struct q_dev_sh *d, uint32_t e)
-{
-	q_device_kick(d, e, e + 1);
+	atomic_fetch_add_explicit(&e->wake_seq, 1, memory_order_release);
+	q_futex_wake(&e->wake_seq);
 }
 
 uint64_t q_now_ns(void)
