@@ -68,8 +68,9 @@ token_lookup(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, str
 	uint32_t dev = q_token_dev(t);
 	struct accdma_queue *q;
 
-	/* gen 0 covers token 0; a local device is in the world */
-	if (q_token_gen(t) == 0 || (int)dev < w->first_local || (int)dev >= w->first_local + w->nlocal ||
+	/* gen 0 covers token 0; a local device is in the world (below first_local
+	 * the difference wraps to a large unsigned value: one compare for both ends) */
+	if (q_token_gen(t) == 0 || (uint32_t)((int)dev - w->first_local) >= (uint32_t)w->nlocal ||
 	    q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
 		return -EINVAL;
 	q = token_queue(w, t);

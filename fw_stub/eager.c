@@ -115,6 +115,32 @@ static uint8_t *cont_data(struct q_eager_ring *ring, uint32_t idx)
 	return (uint8_t *)&ring->slots[idx] + sizeof(ring->slots[idx].stamp);
 }
 
+/* Copy the @n <= Q_EAGER_HEAD_BYTES bytes of a message head. Up to 16 bytes
+ * (a scalar, a flag, a small index: most small messages) as two overlapping
+ * loads and stores, inline, where a memcpy() call cost more than the copy. */
+static inline void copy_head(void *dst, const void *src, uint64_t n)
+{
+	uint64_t a8, b8;
+	uint32_t a4, b4;
+
+	if (n > 16) {
+		memcpy(dst, src, n);
+	} else if (n >= 8) {
+		memcpy(&a8, src, 8);
+		memcpy(&b8, (const uint8_t *)src + n - 8, 8);
+		memcpy(dst, &a8, 8);
+		memcpy((uint8_t *)dst + n - 8, &b8, 8);
+	} else if (n >= 4) {
+		memcpy(&a4, src, 4);
+		memcpy(&b4, (const uint8_t *)src + n - 4, 4);
+		memcpy(dst, &a4, 4);
+		memcpy((uint8_t *)dst + n - 4, &b4, 4);
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			((uint8_t *)dst)[i] = ((const uint8_t *)src)[i];
+	}
+}
+
 /* Write @len payload bytes of the message whose head is at position @pos:
  * the head's share, then continuation slots (wrapping), each stamped 0. */
 static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos,
@@ -123,7 +149,7 @@ static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint3
 	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
 
 	if (n) /* a barrier's zero-length send has no address */
-		memcpy(ring->slots[slot_of(fd, pos)].data, src, n);
+		copy_head(ring->slots[slot_of(fd, pos)].data, src, n);
 	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
 		uint32_t idx = slot_of(fd, ++pos);
 		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
@@ -139,7 +165,7 @@ static void copy_out(const struct fw_device *fd, struct q_eager_ring *ring, uint
 {
 	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
 
-	dma_copy_range(dst, ring->slots[idx].data, n);
+	copy_head(dst, ring->slots[idx].data, n);
 	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
 		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
 
@@ -323,7 +349,7 @@ static void taken(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx, in
 /* Is @op a send or recv with a peer we have a ring with? */
 static int has_ring(const struct fw_device *fd, const struct fw_op *op)
 {
-	return fd->eager_rx && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices;
+	return fd->eager_rx && (uint32_t)op->d.peer < fd->w->num_devices; /* a negative peer is out of range */
 }
 
 /**

@@ -18,7 +18,7 @@
  *    two parked recvs, the later one's message first (held by the first's look);
  *  - eager_max = 0: a small send waits for its recv; eager_max = 16: 16 bytes
  *    go eagerly, 17 do not;
- *  - boundaries with the default (1024): 1, 39, 40 (one slot), 41, 100, 1023
+ *  - boundaries with the default (1024): 1-5, 7-9, 15-17, 39, 40 (one slot), 41, 100, 1023
  *    and 1024 bytes (several slots) eager, 1025 not; a zero-length send is
  *    still BAD_LENGTH (its recv PEER_ERROR);
  *  - ring overflow, queues of 256: 256 small sends complete with no recv
@@ -471,7 +471,9 @@ static void test_eager_max_16(void **state)
 static void test_boundaries(void **state)
 {
 	(void)state;
-	static const uint64_t eager_lens[] = { 1, 39, 40, 41, 100, 1023, ACCDMA_EAGER_MAX_DEFAULT };
+	/* 1..17: each way a message head is copied (bytes, 4 + 4, 8 + 8 overlapping, memcpy) */
+	static const uint64_t eager_lens[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 39, 40, 41, 100, 1023,
+					       ACCDMA_EAGER_MAX_DEFAULT };
 	enum { NL = sizeof(eager_lens) / sizeof(eager_lens[0]), RANGE = 2048 };
 	struct accdma_device_info info;
 	struct pr p;
