@@ -250,18 +250,23 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	return 1;
 }
 
+/* Has the message at @rx's cursor landed? (acquire: its contents are visible) */
+static inline int cursor_landed(const struct fw_device *fd, const struct fw_eager_rx *rx)
+{
+	return atomic_load_explicit(&rx->ring->slots[slot_of(fd, rx->cursor)].stamp, memory_order_acquire) ==
+	       q_eager_stamp(rx->cursor);
+}
+
 /* The message at @rx's cursor if it has landed: its span is recorded and the
- * cursor moves past it. Inline: a recv taking the message its send just
- * stamped, or a look that finds nothing new, is only this (no call, no scan).
- * A head whose length is out of range (a peer process gone wrong) is taken
- * as one position; its recv fails PEER_ERROR (deliver).
+ * cursor moves past it. A head whose length is out of range (a peer process
+ * gone wrong) is taken as one position; its recv fails PEER_ERROR (deliver).
  * Return: the head's slot, or -1 if nothing new landed. */
 static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx)
 {
 	uint32_t idx = slot_of(fd, rx->cursor), len;
 	const struct q_eager_slot *s = &rx->ring->slots[idx];
 
-	if (atomic_load_explicit(&s->stamp, memory_order_acquire) != q_eager_stamp(rx->cursor))
+	if (!cursor_landed(fd, rx))
 		return -1;
 	len = s->len;
 	rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
@@ -270,7 +275,8 @@ static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx
 }
 
 /* A message that landed and is not the one looked for: its recv may wait in
- * our table, else it is held until its recv arrives. */
+ * our table, else it is held until its recv arrives. Out of line, so that
+ * scan() stays small enough to inline. */
 static void not_wanted(struct fw_device *fd, uint32_t src, uint32_t idx)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
@@ -285,9 +291,11 @@ static void not_wanted(struct fw_device *fd, uint32_t src, uint32_t idx)
  * message carrying (@tag, @seq) if @want: that one is returned, not held (its
  * recv takes it now), and what follows stays in the ring for the next look.
  * Recvs posted in the order of their sends so find each message at the
- * cursor and never hold it. Under eager_rx.
+ * cursor and never hold it. Under eager_rx. Inline: a recv taking the
+ * message its send just stamped, or a look that finds nothing new, is then
+ * a few loads and no call.
  * Return: the wanted message's head slot, or -1. */
-static int scan(struct fw_device *fd, uint32_t src, int want, uint64_t tag, uint64_t seq)
+static inline int scan(struct fw_device *fd, uint32_t src, int want, uint64_t tag, uint64_t seq)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 	int idx;
@@ -324,18 +332,10 @@ static int find_held(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t 
  * the ring (*@held says which). Under eager_rx. Return: its head slot, or -1. */
 static int take(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq, int *held)
 {
-	struct fw_eager_rx *rx = &fd->eager_rx[src];
 	int idx = find_held(fd, src, tag, seq);
 
 	*held = idx >= 0;
-	if (*held)
-		return idx;
-	/* The common cases inline: nothing new, or the wanted message first. */
-	idx = next_landed(fd, rx);
-	if (idx < 0 || (rx->ring->slots[idx].tag == tag && rx->ring->slots[idx].seq == seq))
-		return idx;
-	not_wanted(fd, src, (uint32_t)idx);
-	return scan(fd, src, 1, tag, seq);
+	return *held ? idx : scan(fd, src, 1, tag, seq);
 }
 
 /* The message at @idx has been copied out (or dropped): its slots are room again. */
@@ -486,9 +486,7 @@ int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op)
 	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) ||
 	    atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire))
 		return 0;
-	/* relaxed: a stamp seen here is read again, with acquire, by the look */
-	return atomic_load_explicit(&rx->ring->slots[slot_of(fd, rx->cursor)].stamp, memory_order_relaxed) !=
-	       q_eager_stamp(rx->cursor);
+	return !cursor_landed(fd, rx);
 }
 
 /**

@@ -192,16 +192,12 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		op->state = FW_OP_DEPS;
 		atomic_store_explicit(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, memory_order_relaxed);
 		/* A send that waits for nothing starts as it is read, ahead of the
-		 * recvs read with it: the peer waiting for it hears sooner. A small
-		 * one goes straight into its peer's ring (run() would do the same,
-		 * after a stage it would leave at once); a large one, or one whose
-		 * ring is full, goes to run(), which looks at the ring once more
-		 * and then takes the rendezvous. */
+		 * recvs read with it: the peer waiting for it hears sooner. */
 		if (op->d.kind == ACCDMA_OP_SEND && !op->d.num_deps &&
 		    !atomic_load_explicit(&q->cpl[slot].cancel, memory_order_relaxed)) {
 			op->deps_held = 0;
 			op->state = FW_OP_READY;
-			if ((!peer_lost(fd, op->d.peer) && fw_eager_send(fd, q, op)) || run(fd, q, op))
+			if (run(fd, q, op))
 				continue;
 		}
 		q->pend[q->npend++] = slot;
@@ -294,13 +290,14 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	uint64_t bytes = 0;
 	int lost;
 
-	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
 	lost = (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
-	/* A small send leaves at once; a recv first looks in its sender's ring,
-	 * which may hold what a peer sent before it went away. */
+	/* A small send leaves at once (its stage goes from DEPS to DONE); a recv
+	 * first looks in its sender's ring, which may hold what a peer sent
+	 * before it went away. */
 	if (op->d.kind == ACCDMA_OP_SEND && !lost && fw_eager_send(fd, q, op))
 		return 1;
+	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
+		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
 	if (lost && op->d.kind != ACCDMA_OP_RECV) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, op);
