@@ -126,6 +126,15 @@ int dma_copy(void *dst, const void *src, uint64_t len);
 void dma_copy_range(void *dst, const void *src, uint64_t len);
 
 /**
+ * dma_copy_set_width() - choose the streaming store large copies use (tests
+ * and measurements; by default the widest the CPU has, up to DMA_NT_WIDTH).
+ * @width: 16 (SSE2), 32 (AVX2) or 64 (AVX-512) bytes a store, 0 for the default.
+ * Return: 0; -ENOTSUP if the CPU lacks that store or the build streams
+ * nothing (sanitizers, not x86-64); -EINVAL for any other @width.
+ */
+int dma_copy_set_width(unsigned int width);
+
+/**
  * dma_zero() - fill @len bytes at @dst with zeros.
  * Return: 0, or -EIO on an injected fault.
  */
