@@ -274,7 +274,9 @@ static inline int arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op 
 
 /* run() for a ready recv, inline where pending ops are advanced: most of
  * what a pass advances is recvs, and each call to run() saved and restored
- * six registers for a look of a few dozen instructions. */
+ * six registers for a look of a few dozen instructions. A recv whose peer is
+ * gone still looks in its sender's ring, which may hold what the peer sent
+ * before it went away. */
 static inline int run_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
@@ -290,23 +292,21 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	uint64_t bytes = 0;
 	int lost;
 
-	lost = (is_pair_op(op) || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
-	/* A small send leaves at once (its stage goes from DEPS to DONE); a recv
-	 * first looks in its sender's ring, which may hold what a peer sent
-	 * before it went away. */
+	if (op->d.kind == ACCDMA_OP_RECV)
+		return run_recv(fd, q, op);
+	lost = (op->d.kind == ACCDMA_OP_SEND || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
+	/* A small send leaves at once (its stage goes from DEPS to DONE). */
 	if (op->d.kind == ACCDMA_OP_SEND && !lost && fw_eager_send(fd, q, op))
 		return 1;
-	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
-	if (lost && op->d.kind != ACCDMA_OP_RECV) {
+	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	if (lost) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, op);
 		return 1;
 	}
 	switch (op->d.kind) {
 	case ACCDMA_OP_SEND:
-	case ACCDMA_OP_RECV:
-		return arrive(fd, q, op, lost);
+		return arrive(fd, q, op, 0);
 	case ACCDMA_OP_WRITE:
 		st = run_write(fd, op, &bytes);
 		break;
