@@ -3,9 +3,9 @@
  * eager.c - small sends through inline rings, as a NIC sends inline data.
  *
  * A send of at most w->eager_max bytes does not wait for its recv: the engine
- * copies the payload into the receiver's ring for this sender (one 64-byte
- * slot up to 40 bytes, one more per 60 bytes beyond) and completes the send
- * (its buffer may be reused). The receiver's engines take
+ * copies the payload into the receiver's ring for this sender (one 32-byte
+ * position up to 8 bytes, one more per 32 bytes beyond: two 8-byte messages
+ * to a cache line) and completes the send (its buffer may be reused). The receiver's engines take
  * slots out of order, by (tag, seq): a recv that arrives looks at what its
  * sender has put in the ring; a small recv that finds nothing waits parked
  * and looks again at each pass (may_park()); a larger one waits in the
@@ -31,6 +31,10 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+
+/* The receiver keeps each message's span in a byte. */
+_Static_assert(1 + (ACCDMA_EAGER_MAX - Q_EAGER_HEAD_BYTES + Q_EAGER_CONT_BYTES - 1) / Q_EAGER_CONT_BYTES <= 255,
+	       "the largest eager message spans at most 255 positions");
 
 /* Add @d to the count of our recvs from @src waiting in the table. Only the
  * device's engines change it, in their passes: with one engine (passes one
@@ -109,10 +113,11 @@ static void unhold(struct fw_eager_rx *rx, uint32_t idx)
 	rx->index[hole] = -1;
 }
 
-/* Payload bytes of a continuation slot (after its zero stamp). */
+/* The rest of a message's payload after its head's share: raw, in the
+ * positions after the head at slot @idx, wrapping at the ring's end. */
 static uint8_t *cont_data(struct q_eager_ring *ring, uint32_t idx)
 {
-	return (uint8_t *)&ring->slots[idx] + sizeof(ring->slots[idx].stamp);
+	return (uint8_t *)&ring->slots[idx];
 }
 
 /* Copy the @n <= Q_EAGER_HEAD_BYTES bytes of a message head. Up to 16 bytes
@@ -141,37 +146,47 @@ static inline void copy_head(void *dst, const void *src, uint64_t n)
 	}
 }
 
-/* Write @len payload bytes of the message whose head is at position @pos:
- * the head's share, then continuation slots (wrapping), each stamped 0. */
-static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos,
+/* Bytes of the rest of a @len-byte message that fit before the ring's end,
+ * its head being at slot @idx (the remainder continues at slot 0). */
+static uint64_t cont_first(const struct fw_device *fd, uint32_t idx, uint64_t rest)
+{
+	uint64_t room = (uint64_t)(fd->eager_mask - idx) * Q_EAGER_CONT_BYTES;
+
+	return rest < room ? rest : room;
+}
+
+/* Write @len payload bytes of the message whose head is at slot @idx: the
+ * head's share, then the rest after it (wrapping). */
+static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
 		    const uint8_t *src, uint64_t len)
 {
-	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
+	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
 
 	if (n) /* a barrier's zero-length send has no address */
-		copy_head(ring->slots[slot_of(fd, pos)].data, src, n);
-	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
-		uint32_t idx = slot_of(fd, ++pos);
-		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
-
-		atomic_store_explicit(&ring->slots[idx].stamp, 0, memory_order_relaxed);
-		memcpy(cont_data(ring, idx), src + off, k);
-	}
+		copy_head(ring->slots[idx].data, src, n);
+	if (len == n)
+		return;
+	k = cont_first(fd, idx, len - n);
+	if (k)
+		memcpy(cont_data(ring, idx + 1), src + n, k);
+	if (n + k < len)
+		memcpy(cont_data(ring, 0), src + n + k, len - n - k);
 }
 
 /* Read @len payload bytes of the message whose head is at slot @idx. */
 static void copy_out(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
 		     uint8_t *dst, uint64_t len)
 {
-	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES;
+	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
 
 	copy_head(dst, ring->slots[idx].data, n);
-	for (uint64_t off = n; off < len; off += Q_EAGER_CONT_BYTES) {
-		uint64_t k = len - off < Q_EAGER_CONT_BYTES ? len - off : Q_EAGER_CONT_BYTES;
-
-		idx = slot_of(fd, idx + 1);
-		dma_copy_range(dst + off, cont_data(ring, idx), k);
-	}
+	if (len == n)
+		return;
+	k = cont_first(fd, idx, len - n);
+	if (k)
+		dma_copy_range(dst + n, cont_data(ring, idx + 1), k);
+	if (n + k < len)
+		dma_copy_range(dst + n + k, cont_data(ring, 0), len - n - k);
 }
 
 static void eager_lock(const struct fw_device *fd, _Atomic int *l)
@@ -379,10 +394,16 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		}
 	}
 	s = &tx->ring->slots[slot_of(fd, tx->pos)];
-	copy_in(fd, tx->ring, tx->pos, op->addr, op->d.length);
+	copy_in(fd, tx->ring, slot_of(fd, tx->pos), op->addr, op->d.length);
 	s->len = (uint32_t)op->d.length;
 	s->tag = op->d.tag;
 	s->seq = op->d.seq;
+	/* The next head's position: raw payload of an earlier lap may lie there,
+	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
+	 * is the oldest message not consumed: that head's stamp stays. */
+	if (tx->pos + span - tx->done <= fd->eager_mask)
+		atomic_store_explicit(&tx->ring->slots[slot_of(fd, tx->pos + span)].stamp, 0,
+				      memory_order_relaxed);
 	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
 	q_trace(Q_TRACE_STAMP);
 	tx->pos += span;

@@ -28,8 +28,9 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
 }
 
 /* Positions per eager ring (0: no rings). Up to 16 devices a ring holds at
- * least 256 positions and at least as many as a queue holds ops (@depth), so
- * that a poster's whole window of small sends to one peer can be in the ring
+ * least 16 KiB and at least a cache line's worth of positions (two) for each
+ * op a queue holds (@depth), so that a poster's whole window of small sends
+ * (up to 40 bytes each) to one peer can be in the ring
  * before the receiver catches up: a shallower ring turns the rest to
  * rendezvous, a third of the rate (BENCHMARKS.md). The rings of a world take
  * at most Q_EAGER_RINGS_BUDGET bytes in all (a deep ring stops short of
@@ -42,13 +43,13 @@ static uint32_t eager_slots_for(uint32_t ndev, uint32_t depth)
 		return 0;
 	if (ndev > Q_EAGER_DEEP_MAX_DEVICES)
 		return Q_EAGER_SLOTS_LARGE_WORLD;
-	while (slots < depth && slots < Q_EAGER_SLOTS_MAX &&
+	while (slots / Q_EAGER_SLOTS_PER_OP < depth && slots < Q_EAGER_SLOTS_MAX &&
 	       (uint64_t)ndev * ndev * q_eager_ring_bytes(slots * 2) <= Q_EAGER_RINGS_BUDGET)
 		slots *= 2;
 	return slots;
 }
 
-/* The incoming rings of one device: (slots + 1) lines per sender. 16 KiB a
+/* The incoming rings of one device: a header line and the positions per sender. 16 KiB a
  * pair up to 16 devices with the default queue depth (4 MiB in all at 16),
  * more with deep queues (Q_EAGER_RINGS_BUDGET in all at most), 4 KiB a pair beyond 16
  * devices (16 MiB at 64); above 64 devices, small sends rendezvous. */

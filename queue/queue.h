@@ -159,34 +159,47 @@ struct q_rdv {
 	uint32_t pad2;
 };
 
+/* Bytes of one ring position. Two per cache line: a stream of small messages
+ * costs the receiver one line for every two (BENCHMARKS.md section 17); a
+ * build may set 64 to compare. */
+#ifndef Q_EAGER_SLOT_BYTES
+#define Q_EAGER_SLOT_BYTES 32
+#endif
+
 /**
- * struct q_eager_slot - one 64-byte slot of an eager (inline) ring. A message
- * takes q_eager_span(len) consecutive positions: its head slot carries what
- * matches it and the first Q_EAGER_HEAD_BYTES of payload, each continuation
- * slot Q_EAGER_CONT_BYTES more after a zero @stamp. The sender fills the
- * continuations, then the head, then stores the head's q_eager_stamp(position)
- * with release: a receiver that reads the stamp of the position it expects
- * sees the whole message. A continuation's stamp is 0, never a stamp, so
- * payload bytes can never pass for a message that has not landed.
+ * struct q_eager_slot - one position of an eager (inline) ring. A message
+ * takes q_eager_span(len) consecutive positions: its head carries what
+ * matches it and the first Q_EAGER_HEAD_BYTES of payload, the positions after
+ * it the rest of the payload, raw (Q_EAGER_CONT_BYTES each, wrapping at the
+ * ring's end). The sender writes the payload and the head, then zeroes the
+ * stamp of the position after the message, then stores the head's
+ * q_eager_stamp(position) with release. A receiver only reads the stamp of
+ * the position where the next head must be, and only after it has seen the
+ * message before it: by then that stamp is 0 or the new head's, never raw
+ * payload left from an earlier lap that could pass for a stamp. (The one
+ * exception needs no zero: when the position after the message is the
+ * oldest message not yet consumed, the slot holds that head, whose stamp is
+ * an earlier lap's.)
  */
 struct q_eager_slot {
 	_Atomic uint32_t stamp;
 	uint32_t len;
 	uint64_t tag;
 	uint64_t seq;
-	uint8_t data[Q_CACHELINE - 24];
-} __attribute__((aligned(Q_CACHELINE)));
+	uint8_t data[Q_EAGER_SLOT_BYTES - 24];
+} __attribute__((aligned(Q_EAGER_SLOT_BYTES)));
 
-#define Q_EAGER_HEAD_BYTES (Q_CACHELINE - 24) /* 40 */
-#define Q_EAGER_CONT_BYTES (Q_CACHELINE - 4)  /* 60 */
+#define Q_EAGER_HEAD_BYTES (Q_EAGER_SLOT_BYTES - 24) /* 8 */
+#define Q_EAGER_CONT_BYTES Q_EAGER_SLOT_BYTES        /* 32 */
 
 /* Ring sizes: positions per ring, a power of two. Small worlds get deep rings
- * (16 KiB a pair, more when a queue holds more ops, up to
- * Q_EAGER_SLOTS_MAX positions and Q_EAGER_RINGS_BUDGET bytes of rings in all),
- * large ones shallow (4 KiB a pair: 16 MiB at 64 devices). The receiver's
+ * (16 KiB a pair, and two positions per op of a queue when it holds more ops,
+ * up to Q_EAGER_SLOTS_MAX positions and Q_EAGER_RINGS_BUDGET bytes of rings in
+ * all), large ones shallow (4 KiB a pair: 16 MiB at 64 devices). The receiver's
  * held index stores positions in 16 bits: Q_EAGER_SLOTS_MAX stays below 32768. */
-#define Q_EAGER_SLOTS_SMALL_WORLD 256
-#define Q_EAGER_SLOTS_LARGE_WORLD 64
+#define Q_EAGER_SLOTS_SMALL_WORLD (16384 / Q_EAGER_SLOT_BYTES)
+#define Q_EAGER_SLOTS_LARGE_WORLD (4096 / Q_EAGER_SLOT_BYTES)
+#define Q_EAGER_SLOTS_PER_OP (Q_CACHELINE / Q_EAGER_SLOT_BYTES) /* a deep ring: a line per op of a queue */
 #define Q_EAGER_DEEP_MAX_DEVICES 16
 #define Q_EAGER_SLOTS_MAX 16384
 #define Q_EAGER_RINGS_BUDGET (16ull << 20)
@@ -218,7 +231,7 @@ static inline uint32_t q_eager_stamp(uint32_t pos)
 	return pos | 0x80000000u;
 }
 
-/** q_eager_span() - ring positions a message of @len bytes takes (1 for 0..40 bytes). */
+/** q_eager_span() - ring positions a message of @len bytes takes (1 for 0..Q_EAGER_HEAD_BYTES bytes). */
 static inline uint32_t q_eager_span(uint64_t len)
 {
 	if (len <= Q_EAGER_HEAD_BYTES)
@@ -229,7 +242,7 @@ static inline uint32_t q_eager_span(uint64_t len)
 /** q_eager_ring_bytes() - bytes of one ring of @slots positions. */
 static inline uint64_t q_eager_ring_bytes(uint32_t slots)
 {
-	return (uint64_t)(slots + 1) * Q_CACHELINE;
+	return Q_CACHELINE + (uint64_t)slots * sizeof(struct q_eager_slot);
 }
 
 /* struct q_dev_sh.lost: why a device's process is gone. */

@@ -35,6 +35,8 @@
  *    through the ring many times, so messages wrap at its end, each landing
  *    whole; in a 17-device world (64-slot rings) eager_max is 460 bytes and
  *    device info says so;
+ *  - stale payload: a message's payload forges the head the ring's next lap
+ *    expects at its position; the recv it names still waits for its send;
  *  - tags share a pair's ring: a recv on tag B takes B's messages from
  *    behind A's; with the ring full of tag A a small tag-B send waits for its
  *    recv and gets it; once the oldest message is asked for, the consumed
@@ -75,16 +77,19 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "queue/queue.h" /* the ring geometry */
 #include "shm_th.h"
 
 #define GUARD 0xC7
 #define GUARD_I32 ((int32_t)0xC7C7C7C7)
 #define SRC_SIZE 8192
 #define DST_SIZE 16384
-/* Positions of each ring in a world of up to 16 devices whose queues hold at
- * most 256 ops (deeper queues get rings as deep: test_ring_depth); the worlds
- * that count on a full ring are opened with queues of RING slots. */
+/* The queue depth of the worlds that count on a full ring. Their rings have
+ * POS positions (a line per op of a queue; deeper queues get deeper rings:
+ * test_ring_depth), so it takes POS messages of one position (up to
+ * Q_EAGER_HEAD_BYTES) to fill one, posted a queue's worth at a time. */
 #define RING 256
+#define POS (RING * Q_EAGER_SLOTS_PER_OP)
 /* Only turns "the eager send never completed" into a quick failure: an eager
  * send needs no peer, so a bounded wait on it is a deadlock check, not a timing one. */
 #define EAGER_HANG_MS 15000
@@ -491,7 +496,7 @@ static void test_boundaries(void **state)
 		pr_open(&p, cfgs[i].engines, 1, ACCDMA_EAGER_MAX_DEFAULT);
 		assert_int_equal(accdma_device_info(p.w, 1, &info), 0);
 		assert_int_equal(info.eager_max, ACCDMA_EAGER_MAX_DEFAULT);
-		assert_int_equal(info.eager_slots, 256);
+		assert_int_equal(info.eager_slots, POS);
 		/* one tag throughout: each pair takes the next FIFO position */
 		for (int k = 0; k < NL; k++) {
 			th_fill_u8(p.dst, RANGE, GUARD);
@@ -538,7 +543,7 @@ static void test_boundaries(void **state)
 /* ---- 5. ring overflow ------------------------------------------------------ */
 
 #define EXTRA 200 /* sends posted once the ring is full: they wait for their recvs */
-#define OVF (RING + EXTRA)
+#define OVF (POS + EXTRA)
 #define CHUNK 128 /* recvs posted at a time: what a queue of RING slots takes with room to spare */
 
 /* Post recvs k in [from, to) for payloads k (int32 k + 1000 each), recv
@@ -566,6 +571,40 @@ static void ovf_check(const int32_t *d, int from, int to)
 	ovf_check_base(d, from, to, 1000);
 }
 
+/* Post the 4-byte sends k in [from, to) (source offset 4k) on tag @tag, over
+ * @nq queues in turn, a queue's worth at a time: each completes at once,
+ * with no recv posted, and is consumed, which gives its queue slot back but
+ * not its ring position. */
+static void fill_sends(accdma_world *w, accdma_queue **qs, int nq, uint64_t tag, accdma_key ks,
+		       int from, int to, accdma_token *s)
+{
+	for (int at = from; at < to; at += RING) {
+		int end = at + RING < to ? at + RING : to;
+
+		for (int k = at; k < end; k++)
+			assert_int_equal(accdma_send(qs[k % nq], 1, tag, ks, (uint64_t)k * 4, 4, NULL, 0,
+						     &s[k]),
+					 0);
+		for (int k = at; k < end; k++)
+			eager_done(w, s[k]);
+	}
+}
+
+/* Post the 8-byte recvs k in [from, to) (offset 8k) on tag @tag, CHUNK at a
+ * time, and wait for each. */
+static void recv_all(accdma_world *w, accdma_queue *q, uint64_t tag, accdma_key kd, int from,
+		     int to, accdma_token *r)
+{
+	for (int at = from; at < to; at += CHUNK) {
+		int end = at + CHUNK < to ? at + CHUNK : to;
+
+		for (int k = at; k < end; k++)
+			assert_int_equal(accdma_recv(q, 0, tag, kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]), 0);
+		for (int k = at; k < end; k++)
+			th_wait_ok(w, r[k]);
+	}
+}
+
 static void run_overflow(const struct cfg *c)
 {
 	accdma_world *w;
@@ -578,7 +617,7 @@ static void run_overflow(const struct cfg *c)
 	CTX("overflow engines=%d queues=%d", c->engines, c->queues);
 	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, RING, 1u << 20);
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
-	assert_int_equal(info.eager_slots, RING);
+	assert_int_equal(info.eager_slots, POS);
 	ks = th_alloc(w, 0, (OVF + 1) * 4, (void **)&src);
 	kd = th_alloc(w, 1, (OVF + 1) * 8, (void **)&dst);
 	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
@@ -588,23 +627,17 @@ static void run_overflow(const struct cfg *c)
 	for (int k = 0; k < OVF + 1; k++)
 		src[k] = k + 1000;
 	/* sends alternate over the queues: FIFO is by posting order. The first
-	 * RING fill the ring exactly: each completes with no recv posted, and
-	 * is consumed, which gives its queue slot back but not its ring slot */
-	for (int k = 0; k < RING; k++)
-		assert_int_equal(accdma_send(qs[k % c->queues], 1, 11, ks, (uint64_t)k * 4, 4, NULL,
-					     0, &s[k]),
-				 0);
-	for (int k = 0; k < RING; k++)
-		eager_done(w, s[k]);
+	 * POS fill the ring exactly */
+	fill_sends(w, qs, c->queues, 11, ks, 0, POS, s);
 	/* the ring is full: every later send waits for its recv (rendezvous) */
-	for (int k = RING; k < OVF; k++)
+	for (int k = POS; k < OVF; k++)
 		assert_int_equal(accdma_send(qs[k % c->queues], 1, 11, ks, (uint64_t)k * 4, 4, NULL,
 					     0, &s[k]),
 				 0);
 	for (int i = 0; i < c->queues; i++)
 		th_kick_q(w, 0, i, 2);
 	th_kick(w, 1, 1);
-	for (int k = RING; k < OVF; k++)
+	for (int k = POS; k < OVF; k++)
 		th_pending(w, s[k]);
 	th_check_u8(dst, (OVF + 1) * 8, GUARD, "receiver memory before any recv");
 
@@ -614,7 +647,7 @@ static void run_overflow(const struct cfg *c)
 		th_wait_ok(w, r[k]);
 	ovf_check(dst, 0, 10);
 	th_kick(w, 0, 1);
-	th_pending(w, s[RING]);
+	th_pending(w, s[POS]);
 	th_pending(w, s[OVF - 1]);
 	/* a new small send behind EXTRA pending rendezvous sends: whether it goes
 	 * eagerly or not, it is message OVF and lands in recv OVF */
@@ -628,26 +661,18 @@ static void run_overflow(const struct cfg *c)
 		for (int k = to - 1; k >= from; k--)
 			th_wait_ok(w, r[k]);
 	}
-	for (int k = RING; k < OVF + 1; k++)
+	for (int k = POS; k < OVF + 1; k++)
 		th_wait_ok(w, s[k]);
 	ovf_check(dst, 0, OVF + 1);
 
-	/* every slot of the ring was given back: RING more go eagerly again */
-	for (int k = 0; k < RING; k++) {
+	/* every position of the ring was given back: POS more go eagerly again */
+	for (int k = 0; k < POS; k++)
 		src[k] = k + 1000;
-		assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
-				 0);
-	}
-	for (int k = 0; k < RING; k++)
-		eager_done(w, s[k]);
+	fill_sends(w, qs, 1, 11, ks, 0, POS, s);
 	th_fill_u8(dst, (OVF + 1) * 8, GUARD);
-	for (int from = 0; from < RING; from += CHUNK) {
-		ovf_recv(qr, kd, from, from + CHUNK, r);
-		for (int k = from; k < from + CHUNK; k++)
-			th_wait_ok(w, r[k]);
-	}
-	ovf_check(dst, 0, RING);
-	th_check_u8(dst + 2 * RING, (OVF + 1 - RING) * 8, GUARD, "past the last recv");
+	recv_all(w, qr, 11, kd, 0, POS, r);
+	ovf_check(dst, 0, POS);
+	th_check_u8(dst + 2 * POS, (OVF + 1 - POS) * 8, GUARD, "past the last recv");
 	th_close(w);
 	ctx[0] = 0;
 }
@@ -661,10 +686,14 @@ static void test_ring_overflow(void **state)
 
 /* ---- 5b. messages of several slots --------------------------------------- */
 
-/* 1 KiB messages take 18 slots: 14 fill the 256-slot ring, the 15th waits. */
+/* Positions a message of @len > Q_EAGER_HEAD_BYTES bytes takes (q_eager_span(), as a constant). */
+#define SPAN(len) (1 + ((len) - Q_EAGER_HEAD_BYTES + Q_EAGER_CONT_BYTES - 1) / Q_EAGER_CONT_BYTES)
+
+/* 1 KiB messages take SPAN(1024) positions (33): FIT (15) fill the ring of
+ * POS (512), the next one waits. */
 static void run_multi_slot_fill(const struct cfg *c)
 {
-	enum { BIG = ACCDMA_EAGER_MAX_DEFAULT, FIT = RING / 18, RSLOT = BIG + 64 };
+	enum { BIG = ACCDMA_EAGER_MAX_DEFAULT, FIT = POS / SPAN(BIG), RSLOT = BIG + 64 };
 	accdma_token s[FIT + 1], r[FIT + 1];
 	accdma_world *w;
 	uint8_t *src, *dst;
@@ -684,7 +713,7 @@ static void run_multi_slot_fill(const struct cfg *c)
 	}
 	for (int k = 0; k < FIT; k++)
 		eager_done(w, s[k]);
-	still_pending(w, 0, 0, s[FIT]); /* 14 x 18 = 252 slots taken: 18 more do not fit */
+	still_pending(w, 0, 0, s[FIT]); /* 15 x 33 = 495 positions taken: 33 more do not fit */
 	th_check_u8(dst, (FIT + 1) * RSLOT, GUARD, "receiver memory before any recv");
 	for (int k = 0; k <= FIT; k++)
 		assert_int_equal(accdma_recv(qr, 0, 21, kd, (uint64_t)k * RSLOT, RSLOT, NULL, 0, &r[k]),
@@ -698,7 +727,7 @@ static void run_multi_slot_fill(const struct cfg *c)
 	ctx[0] = 0;
 }
 
-/* Sizes of 1 to 4 slots on two tags, batch after batch, until the ring has
+/* Sizes of 1 to 8 positions on two tags, batch after batch, until the ring has
  * wrapped many times with messages across its end; the tag-B recvs of each
  * batch are posted first, so messages are taken out of order too. */
 static void run_multi_slot_wrap(const struct cfg *c)
@@ -717,7 +746,7 @@ static void run_multi_slot_wrap(const struct cfg *c)
 			s[j] = pr_send(&p, 30 + (uint64_t)(j % 2), (uint64_t)j * MSLOT,
 				       lens[(n + (uint32_t)j) % NLEN], 7000u + n + (uint32_t)j);
 		for (int j = 0; j < BATCH; j++)
-			eager_done(p.w, s[j]); /* ~45 slots a batch: all of it fits */
+			eager_done(p.w, s[j]); /* ~80 positions a batch: all of it fits */
 		for (int j = 1; j < BATCH; j += 2)
 			r[j] = pr_recv(&p, 31, (uint64_t)j * MSLOT, MSLOT);
 		for (int j = 0; j < BATCH; j += 2)
@@ -733,10 +762,10 @@ static void run_multi_slot_wrap(const struct cfg *c)
 	ctx[0] = 0;
 }
 
-/* Above 16 devices the rings have 64 slots, and a message may take 8. */
+/* Above 16 devices the rings are shallow (128 positions), and a message may take an eighth (16). */
 static void test_multi_slot_small_rings(void)
 {
-	enum { N = 17, MAX = 40 + 7 * 60 };
+	enum { N = 17, MAX = Q_EAGER_HEAD_BYTES + (Q_EAGER_SLOTS_LARGE_WORLD / 8 - 1) * Q_EAGER_CONT_BYTES };
 	struct accdma_device_info info;
 	accdma_world *w;
 	uint8_t *src, *dst;
@@ -747,7 +776,8 @@ static void test_multi_slot_small_rings(void)
 	w = open_w(N, 0, 1, ACCDMA_EAGER_MAX_DEFAULT, 16, 64u << 10);
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
 	assert_int_equal(info.eager_max, MAX);
-	assert_int_equal(info.eager_slots, 64);
+	assert_int_equal(MAX, 488);
+	assert_int_equal(info.eager_slots, Q_EAGER_SLOTS_LARGE_WORLD);
 	ks = th_alloc(w, 0, 2048, (void **)&src);
 	kd = th_alloc(w, 1, 2048, (void **)&dst);
 	th_fill_u8(dst, 2048, GUARD);
@@ -811,7 +841,7 @@ static void run_window_fits_ring(const struct cfg *c)
 	CTX("window fits the ring engines=%d queues=%d", c->engines, c->queues);
 	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, DEPTH, 1u << 20);
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
-	assert_int_equal(info.eager_slots, DEPTH);
+	assert_int_equal(info.eager_slots, DEPTH * Q_EAGER_SLOTS_PER_OP);
 	ks = th_alloc(w, 0, DEPTH * 4, (void **)&src);
 	kd = th_alloc(w, 1, DEPTH * 8, (void **)&dst);
 	th_fill_u8(dst, DEPTH * 8, GUARD);
@@ -836,13 +866,14 @@ static void run_window_fits_ring(const struct cfg *c)
 static void test_ring_depth(void **state)
 {
 	(void)state;
-	ring_geometry(2, 2, 256, ACCDMA_EAGER_MAX_DEFAULT);    /* never below 256 */
-	ring_geometry(2, 256, 256, ACCDMA_EAGER_MAX_DEFAULT);  /* the default depth */
-	ring_geometry(2, 1024, 1024, ACCDMA_EAGER_MAX_DEFAULT);
+	assert_int_equal(Q_EAGER_SLOT_BYTES, 32); /* the positions below are 32 bytes */
+	ring_geometry(2, 2, 512, ACCDMA_EAGER_MAX_DEFAULT);    /* never below 16 KiB */
+	ring_geometry(2, 256, 512, ACCDMA_EAGER_MAX_DEFAULT);  /* the default depth */
+	ring_geometry(2, 1024, 2048, ACCDMA_EAGER_MAX_DEFAULT); /* a line per op */
 	ring_geometry(2, 65536, 16384, ACCDMA_EAGER_MAX_DEFAULT); /* the most a ring takes */
-	/* 16 devices: 256 rings; 1024 positions each would pass the 16 MiB budget */
-	ring_geometry(16, 4096, 512, ACCDMA_EAGER_MAX_DEFAULT);
-	ring_geometry(17, 4096, 64, 40 + 7 * 60); /* large worlds stay shallow */
+	/* 16 devices: 256 rings; 2048 positions each would pass the 16 MiB budget */
+	ring_geometry(16, 4096, 1024, ACCDMA_EAGER_MAX_DEFAULT);
+	ring_geometry(17, 4096, 128, 8 + 15 * 32); /* large worlds stay shallow */
 	for (int i = 0; i < NCFG; i++)
 		run_window_fits_ring(&cfgs[i]);
 }
@@ -860,7 +891,7 @@ static void must_complete_(accdma_world *w, accdma_token t, enum accdma_status w
 static void run_tags_share_ring(const struct cfg *c)
 {
 	struct pr p;
-	accdma_token s[RING + 4], r[RING + 4];
+	static accdma_token s[POS + 4], r[POS + 4];
 	int32_t *src32, *dst32;
 
 	CTX("tags share the ring engines=%d queues=%d", c->engines, c->queues);
@@ -887,61 +918,58 @@ static void run_tags_share_ring(const struct cfg *c)
 		check_landed(p.dst, (uint64_t)(2 + k) * 64, 64, 8, 200u + 2u * (uint32_t)k);
 
 	/* the ring full of tag A: a small tag-B send waits for its recv, which
-	 * gets it past the 64 tag-A messages */
+	 * gets it past the POS tag-A messages */
 	th_fill_u8(p.dst, DST_SIZE, GUARD);
-	for (int k = 0; k < RING; k++) {
+	for (int k = 0; k < POS; k++)
 		src32[k] = 3000 + k;
-		assert_int_equal(accdma_send(p.qs, 1, 100, p.ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
-				 0);
-	}
-	for (int k = 0; k < RING; k++)
-		eager_done(p.w, s[k]);
-	src32[RING] = 4444;
-	assert_int_equal(accdma_send(p.qs, 1, 101, p.ks, RING * 4, 4, NULL, 0, &s[RING]), 0);
-	still_pending(p.w, 0, p.qsi, s[RING]);
-	assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, RING * 8, 8, NULL, 0, &r[RING]), 0);
-	must_complete(p.w, r[RING], "tag-B recv while the ring is full of tag A");
-	th_wait_ok(p.w, s[RING]);
-	assert_int_equal(dst32[2 * RING], 4444);
-	assert_int_equal(dst32[2 * RING + 1], GUARD_I32);
-	for (int k = 0; k < RING; k++)
-		assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
-				 0);
-	for (int k = 0; k < RING; k++)
-		th_wait_ok(p.w, r[k]);
-	ovf_check_base(dst32, 0, RING, 3000);
+	fill_sends(p.w, &p.qs, 1, 100, p.ks, 0, POS, s);
+	src32[POS] = 4444;
+	assert_int_equal(accdma_send(p.qs, 1, 101, p.ks, POS * 4, 4, NULL, 0, &s[POS]), 0);
+	still_pending(p.w, 0, p.qsi, s[POS]);
+	assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, POS * 8, 8, NULL, 0, &r[POS]), 0);
+	must_complete(p.w, r[POS], "tag-B recv while the ring is full of tag A");
+	th_wait_ok(p.w, s[POS]);
+	assert_int_equal(dst32[2 * POS], 4444);
+	assert_int_equal(dst32[2 * POS + 1], GUARD_I32);
+	recv_all(p.w, p.qr, 100, p.kd, 0, POS, r);
+	ovf_check_base(dst32, 0, POS, 3000);
 
-	/* holes: 32 A and 32 B interleaved, the 32 B's consumed first */
+	/* holes: A and B interleaved filling the ring, the B's consumed first */
 	th_fill_u8(p.dst, DST_SIZE, GUARD);
-	for (int k = 0; k < RING; k++) {
-		src32[k] = 5000 + k;
-		assert_int_equal(accdma_send(p.qs, 1, k % 2 ? 101 : 100, p.ks, (uint64_t)k * 4, 4,
-					     NULL, 0, &s[k]),
-				 0);
+	for (int at = 0; at < POS; at += RING) {
+		for (int k = at; k < at + RING; k++) {
+			src32[k] = 5000 + k;
+			assert_int_equal(accdma_send(p.qs, 1, k % 2 ? 101 : 100, p.ks, (uint64_t)k * 4, 4,
+						     NULL, 0, &s[k]),
+					 0);
+		}
+		for (int k = at; k < at + RING; k++)
+			eager_done(p.w, s[k]);
 	}
-	for (int k = 0; k < RING; k++)
-		eager_done(p.w, s[k]);
-	for (int k = 1; k < RING; k += 2)
-		assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
-				 0);
-	for (int k = 1; k < RING; k += 2)
-		th_wait_ok(p.w, r[k]);
-	/* c0: the oldest message (A0) is still unasked-for. Whether c0 fits
-	 * is the ring's business (fw_stub/eager.c counts 256 positions past the
-	 * oldest message not yet asked for, so holes do not count as room);
-	 * only where it lands is checked */
-	src32[RING + 1] = 6000;
-	assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(RING + 1) * 4, 4, NULL, 0,
+	for (int at = 1; at < POS; at += 2 * CHUNK) {
+		for (int k = at; k < at + 2 * CHUNK; k += 2)
+			assert_int_equal(accdma_recv(p.qr, 0, 101, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+					 0);
+		for (int k = at; k < at + 2 * CHUNK; k += 2)
+			th_wait_ok(p.w, r[k]);
+	}
+	/* c0: the oldest message (A0) is still unasked-for, and the ring is
+	 * full but for the holes: holes do not count as room (fw_stub/eager.c
+	 * counts the positions past the oldest message not yet asked for), so
+	 * c0 waits for its recv */
+	src32[POS + 1] = 6000;
+	assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(POS + 1) * 4, 4, NULL, 0,
 				     &s[0]),
 			 0);
 	th_kick_q(p.w, 0, p.qsi, 1);
+	still_pending(p.w, 0, p.qsi, s[0]);
 	/* A0 asked for: the oldest message and the consumed B0 behind it are
-	 * both free now, so two more small sends fit, whatever c0 did */
+	 * both free now, so two more small sends fit */
 	assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, 0, 8, NULL, 0, &r[0]), 0);
 	th_wait_ok(p.w, r[0]);
 	for (int j = 1; j < 3; j++) {
-		src32[RING + 1 + j] = 6000 + j;
-		assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(RING + 1 + j) * 4, 4,
+		src32[POS + 1 + j] = 6000 + j;
+		assert_int_equal(accdma_send(p.qs, 1, 102, p.ks, (uint64_t)(POS + 1 + j) * 4, 4,
 					     NULL, 0, &s[j]),
 				 0);
 	}
@@ -949,38 +977,84 @@ static void run_tags_share_ring(const struct cfg *c)
 		must_complete(p.w, s[j], "a small send after the oldest message and the consumed "
 					 "one behind it were freed");
 	for (int j = 0; j < 3; j++)
-		assert_int_equal(accdma_recv(p.qr, 0, 102, p.kd, (uint64_t)(RING + 1 + j) * 8, 8,
-					     NULL, 0, &r[RING + 1 + j]),
+		assert_int_equal(accdma_recv(p.qr, 0, 102, p.kd, (uint64_t)(POS + 1 + j) * 8, 8,
+					     NULL, 0, &r[POS + 1 + j]),
 				 0);
 	for (int j = 0; j < 3; j++)
-		th_wait_ok(p.w, r[RING + 1 + j]);
+		th_wait_ok(p.w, r[POS + 1 + j]);
 	th_wait_ok(p.w, s[0]);
-	for (int k = 2; k < RING; k += 2)
-		assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
-				 0);
-	for (int k = 2; k < RING; k += 2)
-		th_wait_ok(p.w, r[k]);
-	ovf_check_base(dst32, 0, RING, 5000);
-	th_check_u8(p.dst + RING * 8, 8, GUARD, "between the slots");
-	ovf_check_base(dst32, RING + 1, RING + 4, 6000 - (RING + 1));
+	for (int at = 2; at < POS; at += 2 * CHUNK) {
+		int end = at + 2 * CHUNK < POS ? at + 2 * CHUNK : POS;
+
+		for (int k = at; k < end; k += 2)
+			assert_int_equal(accdma_recv(p.qr, 0, 100, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
+					 0);
+		for (int k = at; k < end; k += 2)
+			th_wait_ok(p.w, r[k]);
+	}
+	ovf_check_base(dst32, 0, POS, 5000);
+	th_check_u8(p.dst + POS * 8, 8, GUARD, "between the slots");
+	ovf_check_base(dst32, POS + 1, POS + 4, 6000 - (POS + 1));
 
 	/* everything asked for: the whole ring is room again */
 	th_fill_u8(p.dst, DST_SIZE, GUARD);
-	for (int k = 0; k < RING; k++) {
+	for (int k = 0; k < POS; k++)
 		src32[k] = 7000 + k;
-		assert_int_equal(accdma_send(p.qs, 1, 103, p.ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]),
-				 0);
-	}
-	for (int k = 0; k < RING; k++)
-		eager_done(p.w, s[k]);
-	for (int k = 0; k < RING; k++)
-		assert_int_equal(accdma_recv(p.qr, 0, 103, p.kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]),
-				 0);
-	for (int k = 0; k < RING; k++)
-		th_wait_ok(p.w, r[k]);
-	ovf_check_base(dst32, 0, RING, 7000);
+	fill_sends(p.w, &p.qs, 1, 103, p.ks, 0, POS, s);
+	recv_all(p.w, p.qr, 103, p.kd, 0, POS, r);
+	ovf_check_base(dst32, 0, POS, 7000);
 	th_close(p.w);
 	ctx[0] = 0;
+}
+
+/* Raw payload of an earlier lap at the position of the next head: a message
+ * whose payload, where the ring's next lap expects a head, is a whole forged
+ * head (the stamp of that position, 8 bytes, the tag and sequence of the
+ * next recv). The sender zeroes that stamp before the message ending there
+ * can be seen (queue/queue.h, q_eager_slot), so the recv waits for its real
+ * send and gets its bytes. */
+static void run_stale_payload(const struct cfg *c)
+{
+	enum { T = 60, FILL = 61, M0 = 4096, L = Q_EAGER_HEAD_BYTES + 32 };
+	static accdma_token s[POS], r[POS];
+	struct q_eager_slot fake = { .len = 8, .tag = T, .seq = 1 };
+	accdma_token t;
+	struct pr p;
+
+	CTX("stale payload engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	/* M0 (tag T, seq 0) at position 0; position 1, its payload, is the forgery */
+	atomic_init(&fake.stamp, q_eager_stamp(POS + 1));
+	memset(fake.data, 0xEE, sizeof(fake.data));
+	th_fill_pattern(p.src + M0, L, 77);
+	memcpy(p.src + M0 + Q_EAGER_HEAD_BYTES, &fake, 32);
+	assert_int_equal(SPAN(L), 2);
+	assert_int_equal(accdma_send(p.qs, 1, T, p.ks, M0, L, NULL, 0, &s[0]), 0);
+	eager_done(p.w, s[0]);
+	t = pr_recv(&p, T, M0, 64);
+	th_wait_ok(p.w, t);
+	assert_memory_equal(p.dst + M0, p.src + M0, L);
+	/* one-position messages at 2 .. POS: the next head is expected at POS + 1 */
+	fill_sends(p.w, &p.qs, 1, FILL, p.ks, 0, POS - 1, s);
+	recv_all(p.w, p.qr, FILL, p.kd, 0, POS - 1, r);
+	/* the recv M0's forgery names waits for its own send */
+	th_fill_u8(p.dst + M0, 64, GUARD);
+	t = pr_recv(&p, T, M0, 64);
+	still_pending(p.w, 1, p.qri, t);
+	th_check_u8(p.dst + M0, 64, GUARD, "recv range before its send");
+	s[0] = pr_send(&p, T, M0, 8, 78);
+	eager_done(p.w, s[0]);
+	th_wait_ok(p.w, t);
+	check_landed(p.dst, M0, 64, 8, 78);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+static void test_stale_payload(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCFG; i++)
+		run_stale_payload(&cfgs[i]);
 }
 
 static void test_tags_share_ring(void **state)
@@ -1939,6 +2013,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_multi_slot, teardown_ctx),
 		cmocka_unit_test_teardown(test_ring_depth, teardown_ctx),
 		cmocka_unit_test_teardown(test_tags_share_ring, teardown_ctx),
+		cmocka_unit_test_teardown(test_stale_payload, teardown_ctx),
 		cmocka_unit_test_teardown(test_dep_order, teardown_ctx),
 		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),
 		cmocka_unit_test_teardown(test_mixed_sizes, teardown_ctx),

@@ -54,7 +54,7 @@ static int ok(const struct arena *ar)
 static void test_layouts_pass(void **state)
 {
 	static const struct { int ndev; uint32_t depth, slots; } cases[] = {
-		{ 2, 256, 256 }, { 2, 4096, 4096 }, { 65, 256, 0 },
+		{ 2, 256, 256 * Q_EAGER_SLOTS_PER_OP }, { 2, 4096, 4096 * Q_EAGER_SLOTS_PER_OP }, { 65, 256, 0 },
 	};
 	struct arena ar;
 
@@ -91,7 +91,7 @@ static void test_eager_rings_checked(void **state)
 	(void)state;
 	arena_make(&ar, 2, 1024);
 	slots = ar.a->eager_slots;
-	assert_int_equal(slots, 1024);
+	assert_int_equal(slots, 1024 * Q_EAGER_SLOTS_PER_OP);
 	ar.a->eager_slots = slots + 1; /* not a power of two */
 	assert_int_equal(ok(&ar), 0);
 	ar.a->eager_slots = 32; /* smaller than any layout makes */

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #include "helpers/th.h"
+#include "queue/queue.h" /* the ring geometry */
 
 #define TAG 7
 
@@ -179,10 +180,12 @@ static void test_back_to_back_posts_batch(void **state)
  * inline: those that fit are copied in, the rest wait at the rendezvous (the
  * posting thread takes them there), and the recvs posted later get every
  * message in order. A ring holds at least a queue's worth of messages, so it
- * is first filled part way, by sends completed (and consumed) before. */
+ * is first filled part way, by sends completed (and consumed) before, a
+ * queue's worth at a time. */
 static void test_full_ring_at_post(void **state)
 {
-	enum { RING = 256, FIRST = 200, N = 100, ROOM = RING - FIRST, ALL = FIRST + N };
+	enum { RING = 256, POS = RING * Q_EAGER_SLOTS_PER_OP, ROOM = 56, FIRST = POS - ROOM, N = 100,
+	       ALL = FIRST + N };
 	struct accdma_world_opts o;
 	struct accdma_device_info info;
 	accdma_world *w;
@@ -198,7 +201,7 @@ static void test_full_ring_at_post(void **state)
 	o.queue_depth = RING;
 	w = th_open_opts(&o);
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
-	assert_int_equal(info.eager_slots, RING);
+	assert_int_equal(info.eager_slots, POS);
 	ks = th_alloc(w, 0, ALL * 64, (void **)&src);
 	kd = th_alloc(w, 1, ALL * 64, (void **)&dst);
 	for (int i = 0; i < ALL; i++) {
@@ -207,8 +210,12 @@ static void test_full_ring_at_post(void **state)
 		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_SEND, .peer = 1, .tag = TAG, .key = ks,
 					     .offset = (uint64_t)i * 64, .length = 4 };
 	}
-	assert_int_equal(accdma_post(th_q(w, 0), ops, FIRST, ts), FIRST);
-	th_wait_all_ok(w, ts, FIRST); /* eager: no recv is posted yet */
+	for (int at = 0; at < FIRST; at += RING) {
+		int n = FIRST - at < RING ? FIRST - at : RING;
+
+		assert_int_equal(accdma_post(th_q(w, 0), ops + at, n, ts + at), n);
+		th_wait_all_ok(w, ts + at, n); /* eager: no recv is posted yet */
+	}
 	/* a wait that finds its op pending, so that the next post is read inline */
 	assert_int_equal(accdma_fence(th_q(w, 1), NULL, 0, &tr[0]), 0);
 	th_wait_ok(w, tr[0]);
@@ -224,11 +231,13 @@ static void test_full_ring_at_post(void **state)
 	for (int i = 0; i < ALL; i++)
 		ops[i] = (struct accdma_op){ .kind = ACCDMA_OP_RECV, .peer = 0, .tag = TAG, .key = kd,
 					     .offset = (uint64_t)i * 64, .length = 4 };
-	/* two posts: a queue holds RING ops */
-	assert_int_equal(accdma_post(th_q(w, 1), ops, FIRST, tr), FIRST);
-	assert_int_equal(accdma_wait_all(w, tr, FIRST, 10000, st), 0);
-	assert_int_equal(accdma_post(th_q(w, 1), ops + FIRST, N, tr + FIRST), N);
-	assert_int_equal(accdma_wait_all(w, tr + FIRST, N, 10000, st + FIRST), 0);
+	/* several posts: a queue holds RING ops */
+	for (int at = 0; at < ALL; at += RING) {
+		int n = ALL - at < RING ? ALL - at : RING;
+
+		assert_int_equal(accdma_post(th_q(w, 1), ops + at, n, tr + at), n);
+		assert_int_equal(accdma_wait_all(w, tr + at, n, 10000, st + at), 0);
+	}
 	for (int i = 0; i < ALL; i++) {
 		assert_int_equal(st[i], ACCDMA_OK);
 		if (dst[i * 16] != 5000 + i)
