@@ -22,10 +22,11 @@ for rd in rounds:
                 add((cfg, meas + " p99 us", m), float(row["p99_us"]))
                 # the mean round, as OpenMPI's loop and ucx_perftest's average report it
                 add((cfg, meas + " mean us", m), float(row["bytes"]) / float(row["bw_dev_gbs"]) / 1e3)
-            elif meas == "perm16M":
-                add((cfg, "16M GB/s/dev", m), float(row["bw_dev_gbs"]))
-                add((cfg, "16M memcpy ref GB/s", m), float(row["memcpy_gbs"]))
-                add((cfg, "16M % memcpy", m), float(row["pct_memcpy"]))
+            elif meas.startswith("perm16M"):  # perm16M, and variants such as perm16M1 (one buffer pair)
+                tag = "16M" + meas[len("perm16M"):]
+                add((cfg, tag + " GB/s/dev", m), float(row["bw_dev_gbs"]))
+                add((cfg, tag + " memcpy ref GB/s", m), float(row["memcpy_gbs"]))
+                add((cfg, tag + " % memcpy", m), float(row["pct_memcpy"]))
             else:
                 add((cfg, meas + " Mops", m), float(row["mops"]))
     pt = open(os.path.join(rd, "peers.txt")).read()
@@ -59,8 +60,11 @@ for k in sorted(vals, key=lambda k: (k[0] != "peers", k)):
           fmt(min(v)), fmt(max(v)), med(v, True), med(v, False), " ".join(fmt(x) for x in v)))
 print("\nrounds: %d, near (OpenMPI 8 B round < 0.25 us): %s" % (len(rounds), " ".join("r%d" % (i + 1) for i, x in enumerate(near) if x)))
 # ratios per round, with the medians over near and over far rounds
-def rat(r):
-    return "median %.2fx (%.2f..%.2f) [near %s / far %s]" % (statistics.median(r), min(r), max(r),
+def rat(r, target=None):
+    """The median of per-round ratios r, their range, near/far medians; with a target, how many
+    rounds reach it (a target is met by the median, and the count says by how much)."""
+    hit = "" if target is None else ", >= %gx in %d of %d" % (target, sum(x >= target for x in r), len(r))
+    return "median %.2fx (%.2f..%.2f)%s [near %s / far %s]" % (statistics.median(r), min(r), max(r), hit,
             med(r, True), med(r, False))
 
 print()
@@ -77,15 +81,18 @@ for cfg in sorted({k[0] for k in vals if k[0] != "peers"}):
     c = vals.get((cfg, "perm8 Mops", "chain"), []); f = vals.get((cfg, "perm8 Mops", "fence"), [])
     if c and f:
         r = [a / b for a, b in zip(c, f)]
-        print("%s chain/fence 8B permute: %s" % (cfg, rat(r)))
+        print("%s chain/fence 8B permute: %s" % (cfg, rat(r, 3)))
     s = vals.get((cfg, "perm8sync Mops", "sync"), [])
     if c and s:
         r = [a / b for a, b in zip(c, s)]
         print("%s chain/sync 8B permute: %s" % (cfg, rat(r)))
-    b = vals.get((cfg, "16M GB/s/dev", "chain"), []); o = vals.get(("peers", "openmpi permute 16M GB/s", ""), [])
-    if b and o:
-        r = [a / x for a, x in zip(b, o)]
-        print("%s 16M / OpenMPI (same round): %s" % (cfg, rat(r)))
-        m = vals.get(("peers", "memcpy 16M GB/s", ""), [])
-        r = [a / x * 100 for a, x in zip(b, m)]
-        print("%s 16M / peers.sh memcpy (same round): median %.0f%% (%.0f..%.0f) [near %s / far %s]" % (cfg, statistics.median(r), min(r), max(r), med(r, True), med(r, False)))
+    for tag in sorted({k[1][:-len(" GB/s/dev")] for k in vals if k[0] == cfg and k[1].startswith("16M")
+                       and k[1].endswith(" GB/s/dev")}):
+        b = vals.get((cfg, tag + " GB/s/dev", "chain"), []); o = vals.get(("peers", "openmpi permute 16M GB/s", ""), [])
+        if b and o:
+            r = [a / x for a, x in zip(b, o)]
+            print("%s %s / OpenMPI (same round): %s" % (cfg, tag, rat(r, 1.3)))
+            m = vals.get(("peers", "memcpy 16M GB/s", ""), [])
+            r = [a / x * 100 for a, x in zip(b, m)]
+            if r:
+                print("%s %s / peers.sh memcpy (same round): median %.0f%% (%.0f..%.0f) [near %s / far %s]" % (cfg, tag, statistics.median(r), min(r), max(r), med(r, True), med(r, False)))

@@ -101,6 +101,8 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	python3 tools/accdma-bw/trace-summary-test.py; \
 	echo "== bench-ratio.py on a made-up set: per-round ratios against a base configuration"; \
 	python3 tools/accdma-bw/bench-ratio-test.py; \
+	echo "== bench-summary.py on a made-up set: chain/fence and 16 MiB verdicts, rounds reaching each target"; \
+	python3 tools/accdma-bw/bench-summary-test.py; \
 	echo "accdma-bw smoke: OK"
 
 CSV ?= $(B)/accdma-bw.csv
