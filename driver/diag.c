@@ -278,14 +278,24 @@ static void rings_report(struct accdma_world *w, uint32_t dev, FILE *f)
 		return;
 	for (uint32_t src = 0; src < w->sh->num_devices; src++) {
 		struct q_eager_ring *ring = q_eager_ring(w->sh, dev, src);
-		uint32_t pos = atomic_load_explicit(&ring->done, memory_order_acquire);
+		uint32_t pos = atomic_load_explicit(&ring->done, memory_order_acquire), len;
 		const struct q_eager_slot *sl = &ring->slots[pos & (slots - 1)];
+		uint64_t tag, seq;
 
 		if (atomic_load_explicit(&sl->stamp, memory_order_acquire) != q_eager_stamp(pos))
 			continue;
+		/* each read an acquire, so that the second look at the consumed
+		 * mark comes after them: if the message was taken meanwhile, the
+		 * sender may be writing a later lap's payload over the slot, and
+		 * what was read says nothing */
+		len = __atomic_load_n(&sl->len, __ATOMIC_ACQUIRE);
+		tag = __atomic_load_n(&sl->tag, __ATOMIC_ACQUIRE);
+		seq = __atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE);
+		if (atomic_load_explicit(&ring->done, memory_order_acquire) != pos)
+			continue;
 		fprintf(f, "  eager ring from dev %u: a message landed and not taken: tag %llu seq %llu, "
 			   "%u bytes (position %u)\n",
-			src, (unsigned long long)sl->tag, (unsigned long long)sl->seq, sl->len, pos);
+			src, (unsigned long long)tag, (unsigned long long)seq, len, pos);
 	}
 }
 

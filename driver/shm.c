@@ -99,6 +99,9 @@ int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct acc
 		return 0;
 	if (a->eager_slots && !q_eager_slots_ok(a->eager_slots))
 		return 0;
+	/* the engine copies up to eager_max bytes out of a ring: no more than its rings carry */
+	if (a->eager_max && (!a->eager_slots || a->eager_max > q_eager_cap(a->eager_slots)))
+		return 0;
 	for (uint32_t d = 0; d < nd; d++) {
 		const struct q_dev_sh *ds = q_dev(a, d);
 

@@ -212,7 +212,7 @@ static enum accdma_status deliver(struct fw_device *fd, struct q_eager_ring *rin
 	uint32_t len = ring->slots[idx].len;
 
 	*bytes = 0;
-	if (len > fd->w->eager_max)
+	if (len > fd->eager_max)
 		return ACCDMA_ST_PEER_ERROR;
 	if (len > cap)
 		return ACCDMA_ST_TRUNCATED;
@@ -284,7 +284,7 @@ static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx
 	if (!cursor_landed(fd, rx))
 		return -1;
 	len = s->len;
-	rx->span[idx] = (uint8_t)(len <= fd->w->eager_max ? q_eager_span(len) : 1);
+	rx->span[idx] = (uint8_t)(len <= fd->eager_max ? q_eager_span(len) : 1);
 	rx->cursor += rx->span[idx];
 	return (int)idx;
 }
@@ -381,7 +381,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	struct q_eager_slot *s;
 	uint32_t span;
 
-	if (!has_ring(fd, op) || !w->eager_max || op->d.length > w->eager_max)
+	if (!has_ring(fd, op) || !fd->eager_max || op->d.length > fd->eager_max)
 		return 0;
 	tx = &fd->eager_tx[dst];
 	span = q_eager_span(op->d.length);
@@ -430,7 +430,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
  */
 static int may_park(const struct fw_device *fd, const struct fw_op *op)
 {
-	return op->d.length <= fd->w->eager_max &&
+	return op->d.length <= fd->eager_max &&
 	       !atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire);
 }
 
@@ -593,11 +593,14 @@ int fw_eager_init(struct fw_device *fd)
 	size_t held = (slots + 63) / 64 * sizeof(uint64_t), span = slots, bucket = slots * sizeof(uint16_t);
 	size_t index = 2 * (size_t)slots * sizeof(int16_t);
 
+	fd->eager_max = 0;
 	if (!fd->sh->eager_off)
 		return 0;
-	if (!q_eager_slots_ok(slots))
+	if (!q_eager_slots_ok(slots) || fd->w->eager_max > q_eager_cap(slots))
 		return -EINVAL; /* not a layout of ours */
 	fd->eager_mask = slots - 1;
+	/* a private copy: what the arena says later cannot make a copy run past a ring */
+	fd->eager_max = fd->w->eager_max;
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
 	if (!fd->eager_tx || !fd->eager_rx)

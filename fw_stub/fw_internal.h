@@ -134,6 +134,7 @@ struct fw_device {
 	_Atomic int eager_tx_lock, eager_rx_lock;
 	_Atomic uint32_t eager_waiting; /* sum of eager_rx[].waiting */
 	uint32_t eager_mask; /* positions per ring - 1, read once from the arena (fw_eager_init) */
+	uint32_t eager_max;  /* largest eager message, read once and checked there too */
 };
 
 /* ops.c */

@@ -25,7 +25,7 @@ static void fill_info(struct fw_device *fd, struct accdma_device_info *i)
 	i->mem_size = fd->sh->mem_size;
 	i->mem_used = atomic_load(&fd->sh->mem_used);
 	i->fw_version = fd->w->fw_version;
-	i->eager_max = fd->w->eager_max;
+	i->eager_max = fd->eager_max;
 	i->eager_slots = fd->sh->eager_off ? fd->w->eager_slots : 0;
 }
 

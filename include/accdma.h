@@ -109,11 +109,12 @@ typedef int (*accdma_exec_fn)(void *arg);
  *               copies the payload into the receiver's inline ring and the send
  *               completes at once, whether or not the recv is posted. Larger sends,
  *               and small ones that find the ring full, wait for their recv
- *               (rendezvous). In worlds of up to 16 devices a ring holds as many
- *               one-slot messages as @queue_depth (at least 256; at most 16384,
- *               and 16 MiB of rings per world). Worlds of more than
- *               ACCDMA_EAGER_MAX_DEVICES devices have no rings; worlds of more than
- *               16 have shallow ones (64 slots) that take at most 460 bytes.
+ *               (rendezvous). In worlds of up to 16 devices a ring has at least
+ *               16 KiB and a cache line (two 32-byte positions) per op of
+ *               @queue_depth, so a queue's worth of sends of up to 40 bytes fits
+ *               (at most 16384 positions, and 16 MiB of rings per world). Worlds of
+ *               more than ACCDMA_EAGER_MAX_DEVICES devices have no rings; worlds of
+ *               more than 16 have shallow ones (4 KiB) that take at most 488 bytes.
  *               accdma_device_info() reports what a world uses.
  */
 struct accdma_world_opts {

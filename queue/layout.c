@@ -60,15 +60,20 @@ static uint64_t eager_rings_size(uint32_t ndev, uint32_t depth)
 	return slots ? (uint64_t)ndev * q_eager_ring_bytes(slots) : 0;
 }
 
+uint32_t q_eager_cap(uint32_t slots)
+{
+	uint32_t cap = Q_EAGER_HEAD_BYTES + (slots / 8 - 1) * Q_EAGER_CONT_BYTES;
+
+	return cap < ACCDMA_EAGER_MAX ? cap : ACCDMA_EAGER_MAX;
+}
+
 uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max)
 {
 	uint32_t slots = eager_slots_for(ndev, depth), cap;
 
 	if (!slots || eager_max > ACCDMA_EAGER_MAX)
 		return 0;
-	/* a message takes at most an eighth of the ring, so one large message
-	 * never leaves the ring too full for the small ones behind it */
-	cap = Q_EAGER_HEAD_BYTES + (slots / 8 - 1) * Q_EAGER_CONT_BYTES;
+	cap = q_eager_cap(slots);
 	return eager_max < cap ? eager_max : cap;
 }
 

@@ -400,12 +400,21 @@ static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint
 uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth);
 
 /**
+ * q_eager_cap() - the largest message rings of @slots positions carry: an
+ * eighth of a ring, so that one large message never leaves the ring too full
+ * for the small ones behind it (488 bytes in the 128-position rings of worlds
+ * above 16 devices, ACCDMA_EAGER_MAX in deeper ones).
+ * @slots: positions per ring (q_eager_slots_ok()).
+ * Return: the bytes.
+ */
+uint32_t q_eager_cap(uint32_t slots);
+
+/**
  * q_eager_max_for() - the largest eager send a world takes when @eager_max is asked for.
  * @ndev: devices. @depth: slots per queue (with @ndev, they size the rings).
  * @eager_max: what was asked for.
  * Return: 0 without rings (or for an out-of-range ask), else @eager_max,
- * lowered to what an eighth of a ring holds (460 bytes in the 64-position
- * rings of worlds above 16 devices).
+ * lowered to q_eager_cap() of the rings this geometry has.
  */
 uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max);
 

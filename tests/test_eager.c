@@ -26,17 +26,21 @@
  *    next 200 complete after their recvs, every recv gets its own send in
  *    order; a partial drain with a new eager send behind pending rendezvous
  *    sends; the ring is usable again afterwards;
- *  - ring depth: at least 256 positions, at least a queue's depth (1024 small
- *    sends posted before any recv all complete eagerly, then land in FIFO
- *    order), at most 16384, at most 16 MiB of rings in a world (512 at 16
- *    devices with queues of 4096), 64 above 16 devices;
- *  - messages of several slots: 1 KiB messages fill the ring at 14 (18 slots
- *    each), the 15th waits for its recv; sizes of 1 to 4 slots cycling
- *    through the ring many times, so messages wrap at its end, each landing
- *    whole; in a 17-device world (64-slot rings) eager_max is 460 bytes and
- *    device info says so;
+ *  - ring depth, in bytes: at least 16 KiB, at least a cache line per op of
+ *    a queue (1024 40-byte sends posted before any recv all complete
+ *    eagerly, the last filling the ring exactly, then land in FIFO order), at
+ *    most 16384 positions, at most 16 MiB of rings in a world (32 KiB a ring
+ *    at 16 devices with queues of 4096), 4 KiB above 16 devices; checked for
+ *    a build with 64-byte positions too (-DQ_EAGER_SLOT_BYTES=64);
+ *  - messages of several positions: 1 KiB messages fill the ring at 15 (33
+ *    positions each), the 16th waits for its recv; sizes of 1 to 4 positions
+ *    cycling through the ring many times, so messages wrap at its end, each
+ *    landing whole; in a 17-device world (128-position rings) eager_max is
+ *    488 bytes and device info says so;
  *  - stale payload: a message's payload forges the head the ring's next lap
  *    expects at its position; the recv it names still waits for its send;
+ *    a forged head longer than eager_max, with the arena's eager_max raised
+ *    behind the engines' backs: its recv fails PEER_ERROR, nothing copied;
  *  - tags share a pair's ring: a recv on tag B takes B's messages from
  *    behind A's; with the ring full of tag A a small tag-B send waits for its
  *    recv and gets it; once the oldest message is asked for, the consumed
@@ -77,7 +81,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "queue/queue.h" /* the ring geometry */
+#include "driver/internal.h" /* the world's arena (run_forged_length) */
+#include "queue/queue.h"     /* the ring geometry */
 #include "shm_th.h"
 
 #define GUARD 0xC7
@@ -824,41 +829,44 @@ static void ring_geometry(int n, uint32_t depth, uint32_t slots, uint32_t max)
 	th_close(w);
 }
 
-/* A queue's worth of small sends, all posted before any recv, all complete
- * eagerly (a ring shallower than the queue would turn the rest to
- * rendezvous: they would wait for their recvs, and eager_done() fail); then
- * the recvs, posted newest-first wait, get them in FIFO order. */
+/* A queue's worth of small sends of 40 bytes (the largest that a cache line
+ * of positions holds), all posted before any recv, all complete eagerly: the
+ * last one fills the ring exactly (a ring shallower than the queue would turn
+ * the rest to rendezvous: they would wait for their recvs, and eager_done()
+ * fail); then the recvs, posted newest-first wait, get them in FIFO order. */
 static void run_window_fits_ring(const struct cfg *c)
 {
-	enum { DEPTH = 1024 };
+	enum { DEPTH = 1024, LEN = 40, RSLOT = 64 };
 	static accdma_token s[DEPTH], r[DEPTH];
 	struct accdma_device_info info;
 	accdma_world *w;
-	int32_t *src, *dst;
+	uint8_t *src, *dst;
 	accdma_key ks, kd;
 	accdma_queue *qs, *qr;
 
 	CTX("window fits the ring engines=%d queues=%d", c->engines, c->queues);
+	assert_int_equal(q_eager_span(LEN) * DEPTH, DEPTH * Q_EAGER_SLOTS_PER_OP);
 	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, DEPTH, 1u << 20);
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
 	assert_int_equal(info.eager_slots, DEPTH * Q_EAGER_SLOTS_PER_OP);
-	ks = th_alloc(w, 0, DEPTH * 4, (void **)&src);
-	kd = th_alloc(w, 1, DEPTH * 8, (void **)&dst);
-	th_fill_u8(dst, DEPTH * 8, GUARD);
+	ks = th_alloc(w, 0, DEPTH * LEN, (void **)&src);
+	kd = th_alloc(w, 1, DEPTH * RSLOT, (void **)&dst);
+	th_fill_u8(dst, DEPTH * RSLOT, GUARD);
 	qs = th_qi(w, 0, c->queues - 1);
 	qr = th_qi(w, 1, 0);
 	for (int k = 0; k < DEPTH; k++) {
-		src[k] = 9000 + k;
-		assert_int_equal(accdma_send(qs, 1, 12, ks, (uint64_t)k * 4, 4, NULL, 0, &s[k]), 0);
+		th_fill_pattern(src + (size_t)k * LEN, LEN, 9000 + (uint32_t)k);
+		assert_int_equal(accdma_send(qs, 1, 12, ks, (uint64_t)k * LEN, LEN, NULL, 0, &s[k]), 0);
 	}
 	for (int k = 0; k < DEPTH; k++)
 		eager_done(w, s[k]);
-	th_check_u8(dst, DEPTH * 8, GUARD, "receiver memory before any recv");
+	th_check_u8(dst, DEPTH * RSLOT, GUARD, "receiver memory before any recv");
 	for (int k = 0; k < DEPTH; k++)
-		assert_int_equal(accdma_recv(qr, 0, 12, kd, (uint64_t)k * 8, 8, NULL, 0, &r[k]), 0);
+		assert_int_equal(accdma_recv(qr, 0, 12, kd, (uint64_t)k * RSLOT, RSLOT, NULL, 0, &r[k]), 0);
 	for (int k = DEPTH - 1; k >= 0; k--)
 		th_wait_ok(w, r[k]);
-	ovf_check_base(dst, 0, DEPTH, 9000);
+	for (int k = 0; k < DEPTH; k++)
+		check_landed(dst, (uint64_t)k * RSLOT, RSLOT, LEN, 9000 + (uint32_t)k);
 	th_close(w);
 	ctx[0] = 0;
 }
@@ -866,14 +874,17 @@ static void run_window_fits_ring(const struct cfg *c)
 static void test_ring_depth(void **state)
 {
 	(void)state;
-	assert_int_equal(Q_EAGER_SLOT_BYTES, 32); /* the positions below are 32 bytes */
-	ring_geometry(2, 2, 512, ACCDMA_EAGER_MAX_DEFAULT);    /* never below 16 KiB */
-	ring_geometry(2, 256, 512, ACCDMA_EAGER_MAX_DEFAULT);  /* the default depth */
-	ring_geometry(2, 1024, 2048, ACCDMA_EAGER_MAX_DEFAULT); /* a line per op */
-	ring_geometry(2, 65536, 16384, ACCDMA_EAGER_MAX_DEFAULT); /* the most a ring takes */
-	/* 16 devices: 256 rings; 2048 positions each would pass the 16 MiB budget */
-	ring_geometry(16, 4096, 1024, ACCDMA_EAGER_MAX_DEFAULT);
-	ring_geometry(17, 4096, 128, 8 + 15 * 32); /* large worlds stay shallow */
+	/* in bytes, so that a build with other positions (-DQ_EAGER_SLOT_BYTES=64) is checked too */
+	enum { S = Q_EAGER_SLOT_BYTES, LINE = 64 };
+
+	ring_geometry(2, 2, 16384 / S, ACCDMA_EAGER_MAX_DEFAULT);    /* never below 16 KiB */
+	ring_geometry(2, 256, 16384 / S, ACCDMA_EAGER_MAX_DEFAULT);  /* the default depth */
+	ring_geometry(2, 1024, 1024 * LINE / S, ACCDMA_EAGER_MAX_DEFAULT); /* a line per op */
+	ring_geometry(2, 65536, 16384, ACCDMA_EAGER_MAX_DEFAULT); /* the most positions a ring has */
+	/* 16 devices: 256 rings of 32 KiB; of 64 KiB they would pass the 16 MiB budget */
+	ring_geometry(16, 4096, 32768 / S, ACCDMA_EAGER_MAX_DEFAULT);
+	/* large worlds stay shallow (4 KiB); a message takes an eighth, less the 24-byte header */
+	ring_geometry(17, 4096, 4096 / S, 4096 / 8 - 24);
 	for (int i = 0; i < NCFG; i++)
 		run_window_fits_ring(&cfgs[i]);
 }
@@ -1015,7 +1026,8 @@ static void run_tags_share_ring(const struct cfg *c)
  * send and gets its bytes. */
 static void run_stale_payload(const struct cfg *c)
 {
-	enum { T = 60, FILL = 61, M0 = 4096, L = Q_EAGER_HEAD_BYTES + 32 };
+	/* M0's payload after its head is one whole position: the forged head */
+	enum { T = 60, FILL = 61, M0 = 4096, L = Q_EAGER_HEAD_BYTES + Q_EAGER_SLOT_BYTES, R = 128 };
 	static accdma_token s[POS], r[POS];
 	struct q_eager_slot fake = { .len = 8, .tag = T, .seq = 1 };
 	accdma_token t;
@@ -1027,25 +1039,54 @@ static void run_stale_payload(const struct cfg *c)
 	atomic_init(&fake.stamp, q_eager_stamp(POS + 1));
 	memset(fake.data, 0xEE, sizeof(fake.data));
 	th_fill_pattern(p.src + M0, L, 77);
-	memcpy(p.src + M0 + Q_EAGER_HEAD_BYTES, &fake, 32);
-	assert_int_equal(SPAN(L), 2);
+	memcpy(p.src + M0 + Q_EAGER_HEAD_BYTES, &fake, sizeof(fake));
+	assert_int_equal(q_eager_span(L), 2);
 	assert_int_equal(accdma_send(p.qs, 1, T, p.ks, M0, L, NULL, 0, &s[0]), 0);
 	eager_done(p.w, s[0]);
-	t = pr_recv(&p, T, M0, 64);
+	t = pr_recv(&p, T, M0, R);
 	th_wait_ok(p.w, t);
 	assert_memory_equal(p.dst + M0, p.src + M0, L);
 	/* one-position messages at 2 .. POS: the next head is expected at POS + 1 */
 	fill_sends(p.w, &p.qs, 1, FILL, p.ks, 0, POS - 1, s);
 	recv_all(p.w, p.qr, FILL, p.kd, 0, POS - 1, r);
 	/* the recv M0's forgery names waits for its own send */
-	th_fill_u8(p.dst + M0, 64, GUARD);
-	t = pr_recv(&p, T, M0, 64);
+	th_fill_u8(p.dst + M0, R, GUARD);
+	t = pr_recv(&p, T, M0, R);
 	still_pending(p.w, 1, p.qri, t);
-	th_check_u8(p.dst + M0, 64, GUARD, "recv range before its send");
+	th_check_u8(p.dst + M0, R, GUARD, "recv range before its send");
 	s[0] = pr_send(&p, T, M0, 8, 78);
 	eager_done(p.w, s[0]);
 	th_wait_ok(p.w, t);
-	check_landed(p.dst, M0, 64, 8, 78);
+	check_landed(p.dst, M0, R, 8, 78);
+	th_close(p.w);
+	ctx[0] = 0;
+}
+
+/* A head longer than the world's eager_max (a corrupt or hostile peer wrote
+ * it), with the arena's eager_max raised behind the engines' backs: each
+ * engine checks against its own copy, taken at open, so the recv fails
+ * PEER_ERROR and nothing is copied out of the ring (with the arena's value it
+ * would copy LEN bytes of ring into the recv and complete OK). */
+static void run_forged_length(const struct cfg *c)
+{
+	enum { T = 62, LEN = 4096, R = 8192 };
+	struct q_eager_slot *h;
+	accdma_token t;
+	struct pr p;
+
+	CTX("forged length engines=%d queues=%d", c->engines, c->queues);
+	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
+	p.w->sh->eager_max = UINT32_MAX; /* what a corrupt arena says */
+	h = &q_eager_ring(p.w->sh, 1, 0)->slots[0];
+	h->len = LEN;
+	h->tag = T;
+	h->seq = 0; /* the first message on T */
+	memset(h->data, 0xEE, sizeof(h->data));
+	atomic_store_explicit(&h->stamp, q_eager_stamp(0), memory_order_release);
+	t = pr_recv(&p, T, 0, R);
+	th_wait_st(p.w, t, ACCDMA_ST_PEER_ERROR);
+	th_check_u8(p.dst, R, GUARD, "recv range of a forged message");
+	p.w->sh->eager_max = ACCDMA_EAGER_MAX_DEFAULT;
 	th_close(p.w);
 	ctx[0] = 0;
 }
@@ -1053,8 +1094,10 @@ static void run_stale_payload(const struct cfg *c)
 static void test_stale_payload(void **state)
 {
 	(void)state;
-	for (int i = 0; i < NCFG; i++)
+	for (int i = 0; i < NCFG; i++) {
 		run_stale_payload(&cfgs[i]);
+		run_forged_length(&cfgs[i]);
+	}
 }
 
 static void test_tags_share_ring(void **state)
@@ -1842,7 +1885,7 @@ static int shm_child(int rank, int n, int port)
 	}
 
 	/* ping both ways: rank 0 sends first, rank 1 receives first; 8, 100 and
-	 * 1024 bytes (1, 3 and 18 slots), so the ring wraps under every size */
+	 * 1024 bytes (1, 4 and 33 positions), so the ring wraps under every size */
 	for (int round = 0; round < PING_ROUNDS; round++) {
 		static const uint64_t lens[] = { 8, 100, 1024 };
 		uint64_t len = lens[round % 3];

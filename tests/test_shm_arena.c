@@ -9,7 +9,11 @@
  *  - each of these fails it: another geometry than this process's options,
  *    a bad magic, an eager ring size that is not a power of two or is out of
  *    range, a device's eager rings running past the end of the arena, or
- *    eager rings where the world has none, a rendezvous table past the end.
+ *    eager rings where the world has none, a rendezvous table past the end;
+ *  - an eager_max above what the rings carry (q_eager_cap(): 1024 bytes in
+ *    deep rings, 488 in the 128-position rings of 17 devices), or any
+ *    eager_max in a world without rings: the engine copies up to eager_max
+ *    bytes out of a ring.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,12 +127,42 @@ static void test_eager_rings_checked(void **state)
 	arena_free(&ar);
 }
 
+static void test_eager_max_checked(void **state)
+{
+	static const struct { int ndev; uint32_t cap; } cases[] = {
+		{ 2, ACCDMA_EAGER_MAX }, { 17, Q_EAGER_HEAD_BYTES + (Q_EAGER_SLOTS_LARGE_WORLD / 8 - 1) * Q_EAGER_CONT_BYTES },
+	};
+	struct arena ar;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		arena_make(&ar, cases[i].ndev, 256);
+		assert_int_equal(q_eager_cap(ar.a->eager_slots), cases[i].cap);
+		ar.a->eager_max = cases[i].cap;
+		assert_int_equal(ok(&ar), 1);
+		ar.a->eager_max = cases[i].cap + 1;
+		assert_int_equal(ok(&ar), 0);
+		ar.a->eager_max = UINT32_MAX;
+		assert_int_equal(ok(&ar), 0);
+		ar.a->eager_max = 0; /* eager sends off: nothing is copied out of a ring */
+		assert_int_equal(ok(&ar), 1);
+		arena_free(&ar);
+	}
+	arena_make(&ar, 65, 256); /* no rings */
+	assert_int_equal(ar.a->eager_max, 0);
+	assert_int_equal(ok(&ar), 1);
+	ar.a->eager_max = 8;
+	assert_int_equal(ok(&ar), 0);
+	arena_free(&ar);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layouts_pass),
 		cmocka_unit_test(test_geometry_and_magic),
 		cmocka_unit_test(test_eager_rings_checked),
+		cmocka_unit_test(test_eager_max_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
