@@ -26,7 +26,7 @@ endif
 OPT      ?= -O2 -g
 # Link-time optimization: the op path crosses many small files (post, seq,
 # slot, token; pull, eager, complete), and inlining across them is ~10% of an
-# 8-byte op (BENCHMARKS.md). Fat objects: libaccdma.a links with or without LTO.
+# 8-byte op. Fat objects: libaccdma.a links with or without LTO.
 ifeq ($(SAN),)
 LTO      ?= -flto=auto -ffat-lto-objects
 endif
@@ -34,7 +34,7 @@ endif
 # never; PGO=0 turns it off, after `make clean` in a tree built with it):
 # built instrumented, trained by scripts/pgo-train.sh (about 10 s), built
 # again with the profile (the rules at the end): 10 % fewer instructions an
-# 8-byte op (BENCHMARKS.md, section 14).
+# 8-byte op.
 ifeq ($(SAN),)
 PGO      ?= 1
 else

@@ -3,7 +3,7 @@
 #   build:     gcc make libnuma-dev libcmocka-dev pkg-config
 #   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot),
 #              python3 (accdma-bw's trace-summary check)
-#   peers:     openmpi-bin libopenmpi-dev ucx-utils (BENCHMARKS.md baselines; optional: PEERS=1)
+#   peers:     openmpi-bin libopenmpi-dev ucx-utils (the peers of BENCHMARKS.md; optional: PEERS=1)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
 pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3"
