@@ -63,14 +63,24 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
 CHECK_STEPS := check-unit
 ifeq ($(SAN),)
-CHECK_STEPS += check-install
+CHECK_STEPS += check-man check-install
 endif
+
+# Manual pages: section 1 for the tools (written by hand, checked against their --help),
+# section 3 generated from include/accdma.h's kernel-doc by man/gen-man3.py (`make man`).
+MAN1 := $(wildcard man/man1/*.1)
+MAN3 := $(wildcard man/man3/*.3)
+TOOLS := queue-tester accdma-bw accdma-run
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
 ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
-.PHONY: all check check-unit check-install install clean deps
+.PHONY: all check check-unit check-install check-man install uninstall man clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
@@ -105,21 +115,41 @@ check-unit: $(TEST_BINS)
 	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
 
-check-install: $(B)/libaccdma.so $(B)/libaccdma.a
+check-install: $(B)/libaccdma.so $(B)/libaccdma.a $(TOOLS:%=$(B)/%)
 	@bash tests/check-install.sh $(B)
+
+man:
+	python3 man/gen-man3.py include/accdma.h man/man3
+
+check-man: $(TOOLS:%=$(B)/%)
+	@bash man/check-man.sh $(B)
 
 check: all
 	@$(MAKE) --no-print-directory $(CHECK_STEPS)
 
-install: $(B)/libaccdma.a $(B)/libaccdma.so
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 include/accdma.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(B)/libaccdma.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so.$(SOVER)
-	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' accdma.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/accdma.pc
+# DESTDIR stages the install (packaging); PREFIX is where the files will live (accdma.pc).
+install: $(B)/libaccdma.a $(B)/libaccdma.so $(TOOLS:%=$(B)/%)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/accdma.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(B)/libaccdma.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(B)/libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER)
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
+	  -e 's|^includedir=.*|includedir=$(INCDIR)|' accdma.pc.in \
+	  > $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc
+	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+
+# Removes exactly the files install put there (directories stay, as with autotools).
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/accdma.h $(DESTDIR)$(LIBDIR)/libaccdma.a \
+	  $(DESTDIR)$(LIBDIR)/libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER) \
+	  $(DESTDIR)$(LIBDIR)/libaccdma.so $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc \
+	  $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) \
+	  $(MAN1:man/man1/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:man/man3/%=$(DESTDIR)$(MANDIR)/man3/%)
 
 deps:
 	bash scripts/install-deps.sh
