@@ -40,12 +40,21 @@ PGO      ?= 1
 else
 PGO      := 0
 endif
+# `make check TESTS="test_fence test_eager"` builds and runs just those tests (no other
+# check step); unless PGO is given, they build without the profile-guided training.
+TESTS ?=
+ifneq ($(strip $(TESTS)),)
+ifeq ($(origin PGO),file)
+PGO := 0
+endif
+endif
 PGO_STAMP := $(if $(filter 1,$(PGO)),$(B)/pgo-profile.stamp)
 # Tests link the profiled library with LTO, whose inlining makes GCC guess
 # that a token a test got through an out-parameter "may be used
 # uninitialized" (GCC cannot see cmocka stop the test): not warned of here;
 # the sanitizer builds (no PGO) keep that warning, and an error.
-PGO_TEST_FLAGS := $(if $(filter 1,$(PGO)),-Wno-maybe-uninitialized)
+# (Also when a tree built with PGO links its tests without it, TESTS=... above.)
+PGO_TEST_FLAGS := $(if $(filter 1,$(PGO))$(wildcard $(B)/pgo-profile.stamp),-Wno-maybe-uninitialized)
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(LTO) -Wall -Wextra -Werror -fPIC -pthread $(SANFLAGS) \
             -Iinclude -I.
 LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
@@ -107,12 +116,21 @@ $(B)/examples/%: examples/%.c $(B)/libaccdma.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
+# The tests check-unit runs: TESTS (names such as test_fence, tests/test_fence.c also
+# accepted), else all. CASES='pattern' runs only the cases whose names match (cmocka's
+# * and ?; tests/README.md).
+TEST_NAMES := $(notdir $(basename $(TESTS)))
+$(foreach t,$(TEST_NAMES),$(if $(wildcard tests/$(t).c),,$(error TESTS: no test tests/$(t).c)))
+RUN_TESTS := $(if $(TEST_NAMES),$(TEST_NAMES:%=$(B)/tests/%),$(TEST_BINS))
+CASES ?=
+
 # Each test binary is run with a per-test wall-clock limit so a hang is a failure, not a stuck CI.
-check-unit: $(TEST_BINS)
-	@fail=0; for t in $(TEST_BINS); do \
+check-unit: $(RUN_TESTS)
+	@fail=0; for t in $(RUN_TESTS); do \
 	  echo "== $$t"; \
 	  if ! timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
+	       ASAN_OPTIONS="detect_leaks=1" $(if $(CASES),ACCDMA_TEST_FILTER='$(CASES)') $$t; then \
+	    echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
 
 check-install: $(B)/libaccdma.so $(B)/libaccdma.a $(TOOLS:%=$(B)/%)
@@ -124,8 +142,12 @@ man:
 check-man: $(TOOLS:%=$(B)/%)
 	@bash man/check-man.sh $(B)
 
+ifneq ($(TEST_NAMES),)
+check: check-unit
+else
 check: all
 	@$(MAKE) --no-print-directory $(CHECK_STEPS)
+endif
 
 # DESTDIR stages the install (packaging); PREFIX is where the files will live (accdma.pc).
 install: $(B)/libaccdma.a $(B)/libaccdma.so $(TOOLS:%=$(B)/%)
