@@ -75,7 +75,7 @@ static inline char *dma_segment_base(const struct dma_space *s, const struct q_r
  * call (eight arguments, one on the stack) cost a third of the check.
  * Return: ACCDMA_OK, ACCDMA_ST_BAD_LENGTH, ACCDMA_ST_BAD_KEY or ACCDMA_ST_OUT_OF_BOUNDS.
  */
-static inline enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_sh *w,
+static inline enum accdma_status dma_resolve(const struct dma_space *s, const struct q_arena *w,
 					     uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
 					     int allow_empty, void **addr)
 {

@@ -49,6 +49,13 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* The regions as this process made them: what it frees and reports,
+	 * never the shared table's copy, which a peer process can scribble on. */
+	struct drv_region {
+		uint64_t offset, size;
+		uint32_t key; /* 0: free */
+		int registered;
+	} regions[Q_MAX_REGIONS];
 	struct fw_device *fw;
 };
 
@@ -81,8 +88,7 @@ struct accdma_world {
 	/* Host waits that found their ops done only after a full sleep slice: a
 	 * completion's wake-up that never came (the stall report and close say so). */
 	_Atomic uint64_t late_waits;
-	struct q_world_sh *sh;
-	uint64_t arena_size;
+	struct q_arena a; /* the mapped arena (a.sh) and this process's geometry of it */
 	struct dma_space space;
 	struct drv_dev *devs; /* indexed by rank; only local ones are set up */
 	struct accdma_queue *queues; /* ndev * queues */

@@ -18,7 +18,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		      int registered, accdma_key *key)
 {
 	struct drv_dev *dd = &w->devs[dev];
-	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
+	struct q_dev_sh *ds = q_dev(&w->a, (uint32_t)dev);
 	int rc = -ENOMEM;
 
 	pthread_mutex_lock(&dd->mem_lock);
@@ -26,7 +26,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		struct q_region *r = &ds->regions[i];
 		uint32_t gen;
 
-		if (atomic_load(&r->key))
+		if (dd->regions[i].key)
 			continue;
 		gen = (dd->region_gen[i] + 1) & 0xffffff;
 		dd->region_gen[i] = gen ? gen : 1;
@@ -35,6 +35,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		r->registered = (uint32_t)registered;
 		w->space.base[(size_t)dev * Q_MAX_REGIONS + i] = addr;
 		*key = q_key_make(i, dd->region_gen[i]);
+		dd->regions[i] = (struct drv_region){ offset, size, *key, registered };
 		atomic_store_explicit(&r->key, *key, memory_order_release);
 		rc = 0;
 		break;
@@ -53,7 +54,7 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 		return rc;
 	if (!key || size == 0)
 		return -EINVAL;
-	ds = q_dev(w->sh, (uint32_t)dev);
+	ds = q_dev(&w->a, (uint32_t)dev);
 	if (atomic_fetch_add(&ds->mem_used, size) + size > ds->mem_size) {
 		atomic_fetch_sub(&ds->mem_used, size);
 		return -ENOMEM;
@@ -104,9 +105,8 @@ static int region_in_use(struct accdma_world *w, int dev, accdma_key key)
 {
 	for (uint32_t d = 0; d < (uint32_t)w->opts.num_devices; d++)
 		for (uint32_t qi = 0; qi < (uint32_t)w->opts.queues; qi++) {
-			struct q_queue_sh *qs = q_queue(w->sh, d, qi);
-			const struct q_cpl *c = q_cpls(w->sh, qs);
-			const struct q_desc *desc = q_descs(w->sh, qs);
+			const struct q_cpl *c = q_cpls(&w->a, d, qi);
+			const struct q_desc *desc = q_descs(&w->a, d, qi);
 
 			for (uint32_t s = 0; s < w->opts.queue_depth; s++) {
 				if (atomic_load_explicit(&c[s].state, memory_order_acquire) != Q_SLOT_POSTED)
@@ -123,6 +123,7 @@ static int region_in_use(struct accdma_world *w, int dev, accdma_key key)
 int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 {
 	struct drv_dev *dd;
+	struct drv_region *mine;
 	struct q_region *r;
 	void **base;
 	int rc = drv_dev_check(w, dev);
@@ -132,10 +133,11 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	if (key == 0)
 		return -ENOENT;
 	dd = &w->devs[dev];
-	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
+	r = &q_dev(&w->a, (uint32_t)dev)->regions[q_key_index(key)];
+	mine = &dd->regions[q_key_index(key)];
 	base = &w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
 	pthread_mutex_lock(&dd->mem_lock);
-	if (atomic_load(&r->key) != key) {
+	if (mine->key != key) {
 		pthread_mutex_unlock(&dd->mem_lock);
 		return -ENOENT;
 	}
@@ -146,14 +148,15 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 		return -EBUSY;
 	}
 	atomic_store_explicit(&r->key, 0, memory_order_release);
-	if (!r->registered) {
+	if (!mine->registered) {
 		if (w->shm)
-			drv_shm_free(w, dev, r->offset, r->size);
+			drv_shm_free(w, dev, mine->offset, mine->size);
 		else
-			dma_mem_free(*base, r->size);
-		atomic_fetch_sub(&q_dev(w->sh, (uint32_t)dev)->mem_used, r->size);
+			dma_mem_free(*base, mine->size);
+		atomic_fetch_sub(&q_dev(&w->a, (uint32_t)dev)->mem_used, mine->size);
 	}
 	*base = NULL;
+	mine->key = 0;
 	pthread_mutex_unlock(&dd->mem_lock);
 	return 0;
 }
@@ -164,10 +167,10 @@ void *accdma_mem_ptr(accdma_world *w, int dev, accdma_key key, uint64_t *size)
 
 	if (drv_dev_check(w, dev) || key == 0)
 		return NULL;
-	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
+	r = &q_dev(&w->a, (uint32_t)dev)->regions[q_key_index(key)];
 	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
 		return NULL;
 	if (size)
-		*size = r->size;
+		*size = w->devs[dev].regions[q_key_index(key)].size;
 	return w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
 }

@@ -74,63 +74,13 @@ static void *map_segment(int fd, uint64_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int in_arena(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
-
-/**
- * drv_shm_arena_ok() - may this process follow the offsets of an arena it mapped?
- * @a: the arena, as the master laid it out. @size: the bytes mapped.
- * @o: this process's options (the geometry it expects).
- *
- * The master laid the arena out; every offset must stay inside it, and the
- * geometry must be ours, before this process follows any of them.
- * Return: 1 if so, 0 if not.
- */
-int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o)
-{
-	uint32_t nd = (uint32_t)o->num_devices, nq = (uint32_t)o->queues;
-
-	if (a->magic != Q_WORLD_MAGIC || a->num_devices != nd || a->queues != nq ||
-	    a->engines != (uint32_t)o->engines || a->depth != o->queue_depth || a->size != size ||
-	    a->rdv_cap < 64 || (a->rdv_cap & (a->rdv_cap - 1)) || a->dev_stride == 0 ||
-	    a->dev_stride > size || !in_arena(a->dev_off, nd * a->dev_stride, size))
-		return 0;
-	if (a->eager_slots && !q_eager_slots_ok(a->eager_slots))
-		return 0;
-	/* the engine copies up to eager_max bytes out of a ring: no more than its rings carry */
-	if (a->eager_max && (!a->eager_slots || a->eager_max > q_eager_cap(a->eager_slots)))
-		return 0;
-	for (uint32_t d = 0; d < nd; d++) {
-		const struct q_dev_sh *ds = q_dev(a, d);
-
-		if (ds->id != (int32_t)d || ds->rdv_cap != a->rdv_cap ||
-		    !in_arena(ds->rdv_off, (uint64_t)a->rdv_cap * sizeof(struct q_rdv), size) ||
-		    !in_arena(ds->queue_off, nq * sizeof(struct q_queue_sh), size) ||
-		    (ds->eager_off && (!a->eager_slots ||
-				       !in_arena(ds->eager_off, nd * q_eager_ring_bytes(a->eager_slots), size))))
-			return 0;
-		for (uint32_t q = 0; q < nq; q++) {
-			const struct q_queue_sh *qs = q_queue(a, d, q);
-
-			if (qs->depth != a->depth || qs->engine >= a->engines ||
-			    !in_arena(qs->desc_off, (uint64_t)a->depth * sizeof(struct q_desc), size) ||
-			    !in_arena(qs->cpl_off, (uint64_t)a->depth * sizeof(struct q_cpl), size) ||
-			    !in_arena(qs->sq_off, (uint64_t)a->depth * sizeof(uint32_t), size))
-				return 0;
-		}
-	}
-	return 1;
-}
-
 /* Master: create the arena and every process's segment. fds[0] arena, fds[1+i] process i. */
 static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 {
 	char name[64];
 	int rc;
 
-	rc = make_segment("accdma-arena", w->arena_size);
+	rc = make_segment("accdma-arena", w->a.g.size);
 	if (rc < 0)
 		return rc;
 	fds[0] = rc;
@@ -141,17 +91,13 @@ static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 			return rc;
 		fds[1 + i] = rc;
 	}
-	w->sh = map_segment(fds[0], w->arena_size);
-	if (!w->sh)
+	w->a.sh = map_segment(fds[0], w->a.g.size);
+	if (!w->a.sh)
 		return -ENOMEM;
-	rc = q_layout_init(w->sh, (uint32_t)w->opts.num_devices, (uint32_t)w->opts.queues,
-			   (uint32_t)w->opts.engines, w->opts.queue_depth, 1,
-			   (uint32_t)w->opts.eager_max);
-	if (rc)
-		return rc;
+	q_layout_init(&w->a);
 	for (int i = 0; i < s->nprocs; i++)
 		for (int d = s->procs[i].first; d < s->procs[i].first + s->procs[i].count; d++)
-			atomic_store(&q_dev(w->sh, (uint32_t)d)->owner_pid, s->procs[i].pid);
+			atomic_store(&q_dev(&w->a, (uint32_t)d)->owner_pid, s->procs[i].pid);
 	return 0;
 }
 
@@ -162,12 +108,12 @@ static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int 
 	char **seg;
 	uint64_t *seg_size;
 
-	if (!w->sh) {
-		w->sh = map_segment(fds[0], w->arena_size);
-		if (!w->sh)
+	if (!w->a.sh) {
+		w->a.sh = map_segment(fds[0], w->a.g.size);
+		if (!w->a.sh)
 			return "cannot map the arena (wrong size, or out of memory)";
-		if (!drv_shm_arena_ok(w->sh, w->arena_size, &w->opts))
-			return "the arena's layout is inconsistent";
+		if (!q_layout_matches(w->a.sh, &w->a.g))
+			return "the arena rank 0 laid out is not the world this process computed";
 	}
 	s->seg = calloc((size_t)s->nprocs, sizeof(*s->seg));
 	s->seg_len = calloc((size_t)s->nprocs, sizeof(*s->seg_len));
@@ -219,7 +165,8 @@ static int procs_ok(const struct accdma_world *w, const struct drv_shm *s)
 
 /**
  * drv_shm_open() - join a shm world: bootstrap, map the arena and every
- * process's memory. Sets w->sh, w->arena_size, w->first_local, w->nlocal.
+ * process's memory. Sets w->a.sh, w->first_local, w->nlocal.
+ * The arena's geometry (w->a.g) is already computed.
  * @w: the world being opened (opts, numa_map and space set up).
  * Return: 0; -EINVAL (bad rank, options differing across ranks, no
  * rendezvous); -ETIMEDOUT (a rank never joined); other negative errnos.
@@ -249,7 +196,6 @@ int drv_shm_open(struct accdma_world *w)
 		return -EINVAL;
 	w->first_local = o->rank;
 	w->nlocal = o->local_devices;
-	w->arena_size = q_layout_size((uint32_t)o->num_devices, (uint32_t)o->queues, o->queue_depth);
 	s->stride = page_up(o->mem_size);
 	if (s->stride < o->mem_size || s->stride > (UINT64_MAX >> 12) / (uint64_t)o->num_devices)
 		return -EINVAL;
@@ -344,7 +290,7 @@ int drv_shm_started(struct accdma_world *w)
 /* Make every engine of @dev look at its queues again. */
 static void kick_device(struct accdma_world *w, uint32_t dev)
 {
-	q_device_kick(q_dev(w->sh, dev), 0, (uint32_t)w->opts.engines);
+	q_device_kick(q_dev(&w->a, dev), 0, (uint32_t)w->opts.engines);
 }
 
 /**
@@ -364,11 +310,11 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 		uint32_t alive = Q_DEV_ALIVE;
 
 		changed |= atomic_compare_exchange_strong_explicit(
-			&q_dev(w->sh, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
+			&q_dev(&w->a, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
 			memory_order_acquire);
 	}
 	if (changed)
-		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
+		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
 	if (changed && why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
 		fprintf(stderr,
 			"accdma: shm: rank %d (pid %d) died; ops with it complete PEER_LOST\n",
@@ -389,15 +335,15 @@ void drv_shm_close(struct accdma_world *w)
 	if (!s)
 		return;
 	drv_monitor_stop(w);
-	if (w->sh && s->procs && s->nprocs > 0) {
+	if (w->a.sh && s->procs && s->nprocs > 0) {
 		/* Our devices are gone for good: peers' ops with them complete PEER_LOST. */
 		for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 			uint32_t alive = Q_DEV_ALIVE;
 
-			atomic_compare_exchange_strong(&q_dev(w->sh, (uint32_t)d)->lost, &alive,
+			atomic_compare_exchange_strong(&q_dev(&w->a, (uint32_t)d)->lost, &alive,
 						       Q_DEV_LOST_CLOSED);
 		}
-		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
+		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
 		for (int d = 0; d < w->opts.num_devices; d++)
 			if (d < w->first_local || d >= w->first_local + w->nlocal)
 				kick_device(w, (uint32_t)d);
@@ -405,9 +351,9 @@ void drv_shm_close(struct accdma_world *w)
 	for (int i = 0; s->seg && i < s->nprocs; i++)
 		if (s->seg[i])
 			munmap(s->seg[i], s->seg_len[i]);
-	if (w->sh)
-		munmap(w->sh, w->arena_size);
-	w->sh = NULL;
+	if (w->a.sh)
+		munmap(w->a.sh, w->a.g.size);
+	w->a.sh = NULL;
 	for (int i = 0; s->heaps && i < w->nlocal; i++)
 		pthread_mutex_destroy(&s->heaps[i].lock);
 	free(s->heaps);

@@ -61,7 +61,7 @@ struct drv_heap {
 
 /**
  * struct drv_shm - the transport's state in one process.
- * @procs/@nprocs/@self: as bootstrapped. @arena_size: bytes mapped at w->sh.
+ * @procs/@nprocs/@self: as bootstrapped.
  * @seg/@seg_len: per process, its memory segment as mapped here.
  * @stride: bytes per device inside a segment. @heaps: per local device.
  */
@@ -87,7 +87,6 @@ void drv_shm_close(struct accdma_world *w);
 int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
 void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, uint64_t size);
 void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why);
-int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o);
 
 /* monitor.c */
 int drv_monitor_start(struct accdma_world *w);
