@@ -91,7 +91,7 @@
 #define DST_SIZE 16384
 /* The queue depth of the worlds that count on a full ring. Their rings have
  * POS positions (a line per op of a queue; deeper queues get deeper rings:
- * test_ring_depth), so it takes POS messages of one position (up to
+ * test_ring_geometry), so it takes POS messages of one position (up to
  * Q_EAGER_HEAD_BYTES) to fill one, posted a queue's worth at a time. */
 #define RING 256
 #define POS (RING * Q_EAGER_SLOTS_PER_OP)
@@ -765,7 +765,7 @@ static void run_multi_slot_wrap(const struct cfg *c)
 }
 
 /* Above 16 devices the rings are shallow (128 positions), and a message may take an eighth (16). */
-static void test_multi_slot_small_rings(void)
+static void run_multi_slot_small_rings(void)
 {
 	enum { N = 17, MAX = Q_EAGER_HEAD_BYTES + (Q_EAGER_SLOTS_LARGE_WORLD / 8 - 1) * Q_EAGER_CONT_BYTES };
 	struct accdma_device_info info;
@@ -809,7 +809,7 @@ static void test_multi_slot(void **state)
 static void test_multi_slot_small(void **state)
 {
 	(void)state;
-	test_multi_slot_small_rings();
+	run_multi_slot_small_rings();
 }
 
 /* ---- 5c. ring depth follows the queue depth ------------------------------ */
