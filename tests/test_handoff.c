@@ -398,7 +398,8 @@ static int diag_transients;
  * bytes moved from accdma_op_info(). accdma_op_info() can report stage DONE
  * with status OK and moved 0 for a moment before the completion is published
  * (driver/diag.c reads the stage word, which complete() in fw_stub/complete.c,
- * behind fw_complete_own() and fw_complete_waiting(), stores before the slot's state): such a reading is read again (bounded) and counted, so only
+ * behind fw_complete_own() and fw_complete_waiting(), stores before the
+ * slot's state): such a reading is read again (bounded) and counted, so only
  * a final value that differs fails.
  */
 static void done_is_(accdma_world *w, int polled, accdma_token t, int kick_dev, int kick_q,
