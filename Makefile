@@ -72,7 +72,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
 CHECK_STEPS := check-unit
 ifeq ($(SAN),)
-CHECK_STEPS += check-man check-install
+CHECK_STEPS += check-man check-docs check-install
 endif
 
 # Manual pages: section 1 for the tools (written by hand, checked against their --help),
@@ -89,7 +89,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
-.PHONY: all check check-unit check-install check-man install uninstall man clean deps
+.PHONY: all check check-unit check-install check-man check-docs install uninstall man clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
@@ -141,6 +141,9 @@ man:
 
 check-man: $(TOOLS:%=$(B)/%)
 	@bash man/check-man.sh $(B)
+
+check-docs:
+	@bash tests/check-docs.sh
 
 ifneq ($(TEST_NAMES),)
 check: check-unit
