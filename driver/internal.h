@@ -13,6 +13,7 @@
 #include "fw_stub/fw.h"
 #include "queue/queue.h"
 #include "queue/trace.h"
+#include "driver/transport.h"
 
 #define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
 #define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */
@@ -52,14 +53,13 @@ struct drv_dev {
 	/* The regions as this process made them: what it frees and reports,
 	 * never the shared table's copy, which a peer process can scribble on. */
 	struct drv_region {
+		void *addr;
 		uint64_t offset, size;
 		uint32_t key; /* 0: free */
 		int registered;
 	} regions[Q_MAX_REGIONS];
 	struct fw_device *fw;
 };
-
-struct drv_shm;
 
 struct accdma_queue {
 	uint32_t magic;
@@ -94,7 +94,8 @@ struct accdma_world {
 	struct accdma_queue *queues; /* ndev * queues */
 	int first_local;
 	int nlocal;
-	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
+	const struct drv_transport *tp; /* the transport (driver/transport.h) */
+	void *tp_state;                 /* and its own state, NULL if none */
 	struct accdma_world *next_closed;
 };
 

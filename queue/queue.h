@@ -134,7 +134,7 @@ struct q_region {
 	_Atomic uint32_t key;
 	uint32_t registered; /* caller's memory rather than device memory */
 	uint64_t size;
-	uint64_t offset; /* shm: where the region starts in its device's memory segment */
+	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
 };
 
 /** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */

@@ -27,7 +27,7 @@
 #include "shm_th.h"
 
 #include "driver/internal.h"
-#include "driver/shm.h"
+#include "driver/shm/shm.h"
 
 #define SCRIBBLE_MS 1500
 #define GUARD_BYTES 65536
@@ -69,8 +69,8 @@ static int scribbler(int port, int mode, int64_t ms)
 	end = shm_now_ms() + (uint64_t)ms;
 	while (shm_now_ms() < end) {
 		scribble(w->a.sh, w->a.g.size, &seed);
-		for (int i = 0; mode == MODE_ARENA_AND_MEMORY && i < w->shm->nprocs; i++)
-			scribble(w->shm->seg[i], w->shm->seg_len[i], &seed);
+		for (int i = 0; mode == MODE_ARENA_AND_MEMORY && i < drv_shm(w)->nprocs; i++)
+			scribble(drv_shm(w)->seg[i], drv_shm(w)->seg_len[i], &seed);
 	}
 	_exit(0);
 }
