@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 /* How long an engine naps while a host thread polls its device. */
 #define FW_NAP_NS 1000000
@@ -287,6 +288,7 @@ void fw_device_stop(struct fw_device *fd)
 		pthread_join(fd->engines[e].thread, NULL);
 	}
 	fw_eager_fini(fd);
+	fw_peer_fini(fd);
 	for (uint32_t q = 0; fd->queues && q < fd->w->g.nq; q++) {
 		free(fd->queues[q].ops);
 		free(fd->queues[q].pend);
@@ -320,6 +322,8 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 		if (queue_init(fd, &fd->queues[q], q))
 			goto fail;
 	rc = fw_eager_init(fd);
+	if (!rc)
+		rc = fw_peer_init(fd);
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
