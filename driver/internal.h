@@ -50,6 +50,9 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* Bytes allocated: the budget is checked against this private count
+	 * (a peer can scribble on the arena's copy, which the mailbox reports). */
+	_Atomic uint64_t mem_used;
 	/* The regions as this process made them: what it frees and reports,
 	 * never the shared table's copy, which a peer process can scribble on. */
 	struct drv_region {
