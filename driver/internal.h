@@ -149,10 +149,14 @@ int drv_poll(struct accdma_world *w);
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
+/* diag.c */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms);
+
 /* mailbox.c */
 int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd);
 
 /* opts.c */
 int drv_parse_numa_map(const char *s, int *map, int n);
+const char *drv_env(const char *name);
 
 #endif /* ACCDMA_DRIVER_INTERNAL_H */

@@ -198,8 +198,22 @@ void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_qu
 int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
 int fw_split_help(struct fw_device *fd);
 
-/* engine.c */
-void fw_wake_nappers(struct fw_device *fd);
+/**
+ * fw_wake_nappers() - cut short the nap of the device's napping engines.
+ * @fd: the device.
+ * The caller published what they should see with a seq_cst access (pairs with
+ * engine_nap(): either it sees that, or we see it napping). Inline, so that
+ * split.c needs nothing of engine.c: the files' calls form no cycle.
+ */
+static inline void fw_wake_nappers(struct fw_device *fd)
+{
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
+			continue;
+		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
+		q_futex_wake(&fd->sh->engines[e].wake_seq);
+	}
+}
 
 /* mailbox.c */
 int fw_mailbox_poll(struct fw_device *fd);

@@ -4,7 +4,8 @@
 #    device's block by any device but the engine's own (fd->id): everything
 #    an engine does to another device goes through fw_stub/peer.h;
 #  - driver/: the generic files name no transport: what differs is behind
-#    driver/transport.h, in driver/<transport>/.
+#    driver/transport.h, in driver/<transport>/;
+#  - fw_stub/'s files call each other in no cycle (check-calls.py).
 set -u
 cd "$(dirname "$0")/.."
 fail=0
@@ -23,5 +24,6 @@ if [ -n "$bad" ]; then
   echo "$bad"
   fail=1
 fi
+python3 tests/check-calls.py fw_stub fw_ || fail=1
 [ $fail = 0 ] && echo "check-seams: fw_stub/ and driver/ keep to their seams"
 exit $fail
