@@ -61,7 +61,7 @@ LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
 TEST_LIBS := -lcmocka
 
-LIB_SRCS := $(wildcard driver/*.c queue/*.c dma/*.c fw_stub/*.c)
+LIB_SRCS := $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -70,7 +70,7 @@ TEST_HELPERS := $(wildcard tests/helpers/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
-CHECK_STEPS := check-unit
+CHECK_STEPS := check-unit check-seams
 ifeq ($(SAN),)
 CHECK_STEPS += check-man check-docs check-install
 endif
@@ -89,10 +89,11 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
-.PHONY: all check check-unit check-install check-man check-docs install uninstall man clean deps
+.PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man \
+        clean deps
 all: $(ALL_TARGETS)
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -132,6 +133,9 @@ check-unit: $(RUN_TESTS)
 	       ASAN_OPTIONS="detect_leaks=1" $(if $(CASES),ACCDMA_TEST_FILTER='$(CASES)') $$t; then \
 	    echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
+
+check-seams:
+	@bash tests/check-seams.sh
 
 check-install: $(B)/libaccdma.so $(B)/libaccdma.a $(TOOLS:%=$(B)/%)
 	@bash tests/check-install.sh $(B)
@@ -200,7 +204,7 @@ endif
 ifeq ($(PGO),1)
 PGO_USE_FLAGS := -fprofile-use -fprofile-partial-training -Wno-missing-profile
 
-$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h) \
+$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h */*/*.h) \
               scripts/pgo-train.sh Makefile
 	@rm -rf $(B)/obj $(B)/libaccdma.a $(B)/accdma-bw $(B)/accdma-run
 	@echo "== PGO: an instrumented build, trained by scripts/pgo-train.sh"
@@ -213,7 +217,7 @@ $(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildca
 
 $(B)/accdma-run: $(PGO_STAMP)
 
-$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "$(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $<"
 	@if $(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $< 2> $@.pgo-log; then rm -f $@.pgo-log; else \

@@ -13,6 +13,7 @@
 #include "fw_stub/fw.h"
 #include "queue/queue.h"
 #include "queue/trace.h"
+#include "driver/transport.h"
 
 #define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
 #define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */
@@ -49,17 +50,19 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* Bytes allocated: the budget is checked against this private count
+	 * (a peer can scribble on the arena's copy, which the mailbox reports). */
+	_Atomic uint64_t mem_used;
 	/* The regions as this process made them: what it frees and reports,
 	 * never the shared table's copy, which a peer process can scribble on. */
 	struct drv_region {
+		void *addr;
 		uint64_t offset, size;
 		uint32_t key; /* 0: free */
 		int registered;
 	} regions[Q_MAX_REGIONS];
 	struct fw_device *fw;
 };
-
-struct drv_shm;
 
 struct accdma_queue {
 	uint32_t magic;
@@ -94,7 +97,8 @@ struct accdma_world {
 	struct accdma_queue *queues; /* ndev * queues */
 	int first_local;
 	int nlocal;
-	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
+	const struct drv_transport *tp; /* the transport (driver/transport.h) */
+	void *tp_state;                 /* and its own state, NULL if none */
 	struct accdma_world *next_closed;
 };
 
@@ -145,10 +149,14 @@ int drv_poll(struct accdma_world *w);
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
+/* diag.c */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms);
+
 /* mailbox.c */
 int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd);
 
 /* opts.c */
 int drv_parse_numa_map(const char *s, int *map, int n);
+const char *drv_env(const char *name);
 
 #endif /* ACCDMA_DRIVER_INTERNAL_H */

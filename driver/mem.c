@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
 
 /* Take a free region slot, map it in this process, then publish its key
  * (release: engines read the address after checking the key). */
@@ -33,9 +32,8 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		r->size = size;
 		r->offset = offset;
 		r->registered = (uint32_t)registered;
-		w->space.base[(size_t)dev * Q_MAX_REGIONS + i] = addr;
 		*key = q_key_make(i, dd->region_gen[i]);
-		dd->regions[i] = (struct drv_region){ offset, size, *key, registered };
+		dd->regions[i] = (struct drv_region){ addr, offset, size, *key, registered };
 		atomic_store_explicit(&r->key, *key, memory_order_release);
 		rc = 0;
 		break;
@@ -47,7 +45,9 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 {
 	struct q_dev_sh *ds;
-	void *p;
+	struct drv_dev *dd;
+	uint64_t off = 0;
+	void *p = NULL;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
@@ -55,47 +55,37 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 	if (!key || size == 0)
 		return -EINVAL;
 	ds = q_dev(&w->a, (uint32_t)dev);
-	if (atomic_fetch_add(&ds->mem_used, size) + size > ds->mem_size) {
-		atomic_fetch_sub(&ds->mem_used, size);
+	dd = &w->devs[dev];
+	if (size > w->opts.mem_size || atomic_fetch_add(&dd->mem_used, size) + size > w->opts.mem_size) {
+		if (size <= w->opts.mem_size)
+			atomic_fetch_sub(&dd->mem_used, size);
 		return -ENOMEM;
 	}
-	if (w->shm) { /* from the device's part of this process's shared segment */
-		uint64_t off = 0;
-
-		rc = drv_shm_alloc(w, dev, size, &off, &p);
-		if (!rc) {
-			rc = region_add(w, dev, p, off, size, 0, key);
-			if (rc)
-				drv_shm_free(w, dev, off, size);
-		}
+	rc = w->tp->mem_alloc(w, dev, size, &off, &p);
+	if (!rc) {
+		rc = region_add(w, dev, p, off, size, 0, key);
 		if (rc)
-			atomic_fetch_sub(&ds->mem_used, size);
-		return rc;
+			w->tp->mem_free(w, dev, off, p, size);
 	}
-	p = dma_mem_alloc(size, ds->numa_node);
-	if (!p) {
-		atomic_fetch_sub(&ds->mem_used, size);
-		return -ENOMEM;
-	}
-	rc = region_add(w, dev, p, 0, size, 0, key);
-	if (rc) {
-		dma_mem_free(p, size);
-		atomic_fetch_sub(&ds->mem_used, size);
-	}
+	if (rc)
+		atomic_fetch_sub(&dd->mem_used, size);
+	atomic_store(&ds->mem_used, atomic_load(&dd->mem_used));
 	return rc;
 }
 
 int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, accdma_key *key)
 {
+	uint64_t off = 0;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
 		return rc;
 	if (!key || !addr || size == 0)
 		return -EINVAL;
-	if (w->opts.transport != ACCDMA_TRANSPORT_LOCAL)
+	if (!w->tp->mem_register)
 		return -EOPNOTSUPP;
-	return region_add(w, dev, addr, 0, size, 1, key);
+	rc = w->tp->mem_register(w, dev, addr, size, &off);
+	return rc ? rc : region_add(w, dev, addr, off, size, 1, key);
 }
 
 /* Does a posted, unfinished op name (@dev, @key)? Its own device's ops by
@@ -125,7 +115,6 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	struct drv_dev *dd;
 	struct drv_region *mine;
 	struct q_region *r;
-	void **base;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
@@ -135,7 +124,6 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	dd = &w->devs[dev];
 	r = &q_dev(&w->a, (uint32_t)dev)->regions[q_key_index(key)];
 	mine = &dd->regions[q_key_index(key)];
-	base = &w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
 	pthread_mutex_lock(&dd->mem_lock);
 	if (mine->key != key) {
 		pthread_mutex_unlock(&dd->mem_lock);
@@ -149,13 +137,10 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	}
 	atomic_store_explicit(&r->key, 0, memory_order_release);
 	if (!mine->registered) {
-		if (w->shm)
-			drv_shm_free(w, dev, mine->offset, mine->size);
-		else
-			dma_mem_free(*base, mine->size);
-		atomic_fetch_sub(&q_dev(&w->a, (uint32_t)dev)->mem_used, mine->size);
+		w->tp->mem_free(w, dev, mine->offset, mine->addr, mine->size);
+		atomic_fetch_sub(&dd->mem_used, mine->size);
+		atomic_store(&q_dev(&w->a, (uint32_t)dev)->mem_used, atomic_load(&dd->mem_used));
 	}
-	*base = NULL;
 	mine->key = 0;
 	pthread_mutex_unlock(&dd->mem_lock);
 	return 0;
@@ -172,5 +157,5 @@ void *accdma_mem_ptr(accdma_world *w, int dev, accdma_key key, uint64_t *size)
 		return NULL;
 	if (size)
 		*size = w->devs[dev].regions[q_key_index(key)].size;
-	return w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+	return w->devs[dev].regions[q_key_index(key)].addr;
 }

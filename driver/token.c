@@ -285,26 +285,6 @@ static int cpl_done(void *arg)
 	return is_done(arg);
 }
 
-/* log_level >= 1: name the stuck op and any wait-for cycle on stderr. */
-static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
-{
-	struct accdma_op_info info;
-	char line[512];
-	int cycle[16], len;
-
-	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
-		return;
-	accdma_op_describe(&info, line, sizeof(line));
-	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
-	len = accdma_find_cycle(w, cycle, 16);
-	if (len > 0) {
-		fprintf(stderr, "accdma: devices waiting on each other:");
-		for (int i = 0; i < len && i < 16; i++)
-			fprintf(stderr, " %d ->", cycle[i]);
-		fprintf(stderr, " %d%s\n", cycle[0], len > 16 ? " (cycle shortened)" : "");
-	}
-}
-
 int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
 {
 	struct wait_clock wc = { 0, 0, 0 };
@@ -319,7 +299,7 @@ int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 	wc.ms = ms;
 	wc.token = t;
 	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
-		log_timeout(w, t, ms);
+		drv_log_timeout(w, t, ms);
 		return -ETIMEDOUT;
 	}
 	return consume(w, c, status);
@@ -373,7 +353,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 				if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
 					tokens[j] = 0;
 			}
-			log_timeout(w, tokens[i], ms);
+			drv_log_timeout(w, tokens[i], ms);
 			return -ETIMEDOUT;
 		}
 		rc = consume(w, c, statuses ? &statuses[i] : NULL);
@@ -443,7 +423,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 				&a, &wc)) {
 		for (int i = 0; i < count; i++)
 			if (tokens[i]) {
-				log_timeout(w, tokens[i], ms);
+				drv_log_timeout(w, tokens[i], ms);
 				break;
 			}
 		return -ETIMEDOUT;

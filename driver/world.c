@@ -11,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
 
 /* Closed worlds' tombstones: kept reachable, never reused. */
 static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,14 +56,14 @@ static int opts_valid(const struct accdma_world_opts *o)
 static int setup_numa(struct accdma_world *w)
 {
 	int n = w->opts.num_devices, nodes = dma_numa_nodes();
-	const char *env = getenv("ACCDMA_NUMA_MAP");
+	const char *env = drv_env("ACCDMA_NUMA_MAP");
 
 	w->numa_map = calloc((size_t)n, sizeof(int));
 	if (!w->numa_map)
 		return -ENOMEM;
 	if (w->opts.numa_map)
 		memcpy(w->numa_map, w->opts.numa_map, (size_t)n * sizeof(int));
-	else if (env && *env) {
+	else if (env) {
 		if (drv_parse_numa_map(env, w->numa_map, n)) {
 			if (w->opts.log_level >= 1)
 				fprintf(stderr, "accdma: ACCDMA_NUMA_MAP='%s': expected a comma list of "
@@ -87,13 +85,13 @@ static int setup_numa(struct accdma_world *w)
 	return 0;
 }
 
-/* Stop the local engines, then free memory, locks, the arena and the host
- * state; leaves the world and queue handles for the tombstone. */
+/* Stop the local engines, then the host state and the transport (device
+ * memory, the arena); leaves the world and queue handles for the tombstone. */
 static void release_world(struct accdma_world *w)
 {
 	if (w->a.sh) {
-		if (!w->shm) /* a shared arena's stop flag would stop every process */
-			atomic_store(&w->a.sh->stop, 1);
+		if (w->tp->stop)
+			w->tp->stop(w);
 		for (int d = 0; w->devs && d < w->opts.num_devices; d++)
 			fw_device_stop(w->devs[d].fw);
 	}
@@ -102,23 +100,12 @@ static void release_world(struct accdma_world *w)
 
 		if (d < w->first_local || d >= w->first_local + w->nlocal)
 			continue;
-		for (int r = 0; w->a.sh && w->space.base && r < Q_MAX_REGIONS; r++) {
-			void **base = &w->space.base[(size_t)d * Q_MAX_REGIONS + r];
-
-			if (*base && !dd->regions[r].registered && !w->shm)
-				dma_mem_free(*base, dd->regions[r].size); /* shm: goes with its segment */
-			*base = NULL;
-		}
 		drv_seq_fini(&dd->seqs);
 		pthread_mutex_destroy(&dd->mb_lock);
 		pthread_mutex_destroy(&dd->mem_lock);
 	}
-	if (w->shm) {
-		drv_shm_close(w);
-	} else if (w->a.sh) {
-		munmap(w->a.sh, w->a.g.size);
-		w->a.sh = NULL;
-	}
+	if (w->tp)
+		w->tp->close(w);
 	dma_space_fini(&w->space);
 	free(w->devs);
 	free(w->numa_map);
@@ -126,26 +113,11 @@ static void release_world(struct accdma_world *w)
 	w->numa_map = NULL;
 }
 
-/* The local transport: an anonymous arena laid out for every device, all of
- * them driven by this process. */
-static int local_open(struct accdma_world *w)
-{
-	w->a.sh = mmap(NULL, w->a.g.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w->a.sh == MAP_FAILED) {
-		w->a.sh = NULL;
-		return -ENOMEM;
-	}
-	q_layout_init(&w->a);
-	w->first_local = 0;
-	w->nlocal = w->opts.num_devices;
-	return 0;
-}
-
 int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 {
+	const struct drv_transport *tp;
 	struct accdma_world_opts defaults;
 	struct accdma_world *w;
-	const char *spin = getenv("ACCDMA_SPIN_US");
 	int rc, nq;
 
 	if (!out)
@@ -157,23 +129,30 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	if (!opts_valid(opts))
 		return -EINVAL;
-	if (opts->transport != ACCDMA_TRANSPORT_LOCAL && opts->transport != ACCDMA_TRANSPORT_SHM)
+	tp = drv_transport_find(opts->transport);
+	if (!tp) {
+		if (opts->log_level >= 1)
+			fprintf(stderr, "accdma: accdma_world_open: transport %d is not in this build\n",
+				(int)opts->transport);
 		return -EPROTONOSUPPORT;
-	if (fw_fault_from_env()) {
+	}
+	if (fw_fault_parse(drv_env("ACCDMA_FAULT"))) {
 		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
-				"fetch, match, exec, copy, zero, kick, wake\n", getenv("ACCDMA_FAULT"));
+				"fetch, match, exec, copy, zero, kick, wake\n", drv_env("ACCDMA_FAULT"));
 		return -EINVAL;
 	}
+	q_trace_set_out(drv_env("ACCDMA_TRACE_OUT"));
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	w->tp = tp;
 	/* engines = 0: a polled device, one engine's state and no thread. */
 	w->threaded = opts->engines > 0;
 	if (!w->threaded)
 		w->opts.engines = 1;
-	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
-	w->host_poll = !(getenv("ACCDMA_POLL") && !strcmp(getenv("ACCDMA_POLL"), "0"));
+	w->spin_ns = opts->spin_us > 0 ? (uint64_t)opts->spin_us * 1000 : 0;
+	w->host_poll = opts->host_poll != 0;
 	rc = setup_numa(w);
 	if (rc)
 		goto fail;
@@ -183,10 +162,10 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	/* Every process computes the arena's geometry itself, from the options alone. */
 	rc = q_geom_init(&w->a.g, (uint32_t)opts->num_devices, (uint32_t)opts->queues,
 			 (uint32_t)w->opts.engines, opts->queue_depth, (uint32_t)opts->eager_max,
-			 opts->transport != ACCDMA_TRANSPORT_LOCAL);
+			 tp->shared_arena);
 	if (rc)
 		goto fail;
-	rc = opts->transport == ACCDMA_TRANSPORT_SHM ? drv_shm_open(w) : local_open(w);
+	rc = tp->open(w);
 	if (rc)
 		goto fail;
 	nq = opts->num_devices * opts->queues;
@@ -222,12 +201,12 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
-				     &w->devs[d].fw);
+				     opts->membarrier, &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}
-	if (w->shm) {
-		rc = drv_shm_started(w);
+	if (tp->start) {
+		rc = tp->start(w);
 		if (rc)
 			goto fail;
 	}

@@ -116,6 +116,14 @@ typedef int (*accdma_exec_fn)(void *arg);
  *               more than ACCDMA_EAGER_MAX_DEVICES devices have no rings; worlds of
  *               more than 16 have shallow ones (4 KiB) that take at most 488 bytes.
  *               accdma_device_info() reports what a world uses.
+ * @spin_us:     how long an idle engine spins (yielding) before it sleeps, in µs (default 50).
+ * @host_poll:   1 (default): a waiting host thread runs idle engine passes itself
+ *               while the engine threads nap, and a post with a small send to an
+ *               idle queue reads it at once; 0: only engine threads do.
+ * @membarrier:  1 (default): sleepers issue membarrier() so that kickers fence
+ *               lightly; 0: both sides use full fences. The first world a process
+ *               opens with 1 registers the process; a world opened with 0 never
+ *               relies on it.
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;
@@ -133,6 +141,9 @@ struct accdma_world_opts {
 	int master_port;
 	int64_t peer_timeout_ms;
 	int eager_max;
+	int64_t spin_us;
+	int host_poll;
+	int membarrier;
 };
 
 /** Largest eager_max a world accepts, in bytes. */

@@ -134,7 +134,7 @@ struct q_region {
 	_Atomic uint32_t key;
 	uint32_t registered; /* caller's memory rather than device memory */
 	uint64_t size;
-	uint64_t offset; /* shm: where the region starts in its device's memory segment */
+	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
 };
 
 /** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */
@@ -592,10 +592,14 @@ void q_futex_wake(_Atomic uint32_t *addr);
 
 /**
  * q_asym_register() - register this process for asymmetric fences, once.
+ * @allow: the world may use them (opts.membarrier); 0 asks nothing.
  * Return: 1 if its kicks may be light and its sleepers will issue the
- * membarrier; 0 if not (ACCDMA_MEMBARRIER=0, or the kernel says no).
+ * membarrier; 0 if not (not allowed, or the kernel says no).
  */
-int q_asym_register(void);
+int q_asym_register(int allow);
+
+/** q_asym_registered() - 1 if this process has registered (q_asym_register()). */
+int q_asym_registered(void);
 
 /**
  * q_kick_fence() - the kicker's fence, after publishing work for device @d's

@@ -397,10 +397,9 @@ static int diag_transients;
  * Let op @t (not consumed) complete, then assert its kind, status, length and
  * bytes moved from accdma_op_info(). accdma_op_info() can report stage DONE
  * with status OK and moved 0 for a moment before the completion is published
- * (driver/diag.c reads the stage word, which complete() in fw_stub/complete.c,
- * behind fw_complete_own() and fw_complete_waiting(), stores before the
- * slot's state): such a reading is read again (bounded) and counted, so only
- * a final value that differs fails.
+ * (driver/diag.c reads the stage word, which fw_complete_record() stores
+ * before the slot's state): such a reading is read again (bounded) and
+ * counted, so only a final value that differs fails.
  */
 static void done_is_(accdma_world *w, int polled, accdma_token t, int kick_dev, int kick_q,
 		     enum accdma_op_kind kind, enum accdma_status st, uint64_t bytes,

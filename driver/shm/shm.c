@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
+#include "driver/shm/shm.h"
 
 #define SHM_PAGE 4096ull
 
@@ -104,10 +104,6 @@ static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 /* Everyone: map what is not mapped yet and point the address space at it. */
 static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int *fds)
 {
-	int nd = w->opts.num_devices;
-	char **seg;
-	uint64_t *seg_size;
-
 	if (!w->a.sh) {
 		w->a.sh = map_segment(fds[0], w->a.g.size);
 		if (!w->a.sh)
@@ -117,36 +113,24 @@ static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int 
 	}
 	s->seg = calloc((size_t)s->nprocs, sizeof(*s->seg));
 	s->seg_len = calloc((size_t)s->nprocs, sizeof(*s->seg_len));
-	seg = calloc((size_t)nd, sizeof(*seg));
-	seg_size = calloc((size_t)nd, sizeof(*seg_size));
-	if (!s->seg || !s->seg_len || !seg || !seg_size) {
-		free(seg);
-		free(seg_size);
+	if (!s->seg || !s->seg_len)
 		return "out of memory";
-	}
 	for (int i = 0; i < s->nprocs; i++) {
 		uint64_t len = (uint64_t)s->procs[i].count * s->stride;
 
 		s->seg[i] = map_segment(fds[1 + i], len);
-		if (!s->seg[i]) {
-			free(seg);
-			free(seg_size);
+		if (!s->seg[i])
 			return "cannot map a device memory segment (wrong size, or out of memory)";
-		}
 		s->seg_len[i] = len;
-		for (int k = 0; k < s->procs[i].count; k++) {
-			seg[s->procs[i].first + k] = s->seg[i] + (uint64_t)k * s->stride;
-			seg_size[s->procs[i].first + k] = s->stride;
-		}
+		for (int k = 0; k < s->procs[i].count; k++)
+			dma_space_set_segment(&w->space, (uint32_t)(s->procs[i].first + k),
+					      s->seg[i] + (uint64_t)k * s->stride, s->stride);
 	}
-	dma_space_set_segments(&w->space, seg, seg_size);
 	/* Our devices' memory goes on their NUMA nodes before anyone touches it. */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
-		dma_mem_bind(seg[d], s->stride, w->numa_map[d]);
+		dma_mem_bind((char *)w->space.seg[d], s->stride, w->numa_map[d]);
 	return NULL;
 }
-
-static int heaps_init(struct accdma_world *w);
 
 /* The process table must tile the devices, in order, with us where we said. */
 static int procs_ok(const struct accdma_world *w, const struct drv_shm *s)
@@ -183,7 +167,7 @@ int drv_shm_open(struct accdma_world *w)
 	if (!s)
 		return -ENOMEM;
 	s->monitor_efd = -1;
-	w->shm = s;
+	w->tp_state = s;
 	if (o->rank < 0 || o->local_devices < 1 || o->rank >= o->num_devices ||
 	    o->local_devices > o->num_devices - o->rank) {
 		if (o->rank < 0)
@@ -253,7 +237,7 @@ int drv_shm_open(struct accdma_world *w)
 	}
 	if (!err && !rc) {
 		err = map_all(w, s, fds);
-		if (!err && heaps_init(w))
+		if (!err && drv_shm_heaps_init(w))
 			err = "out of memory";
 		if (err)
 			rc = -ENOMEM;
@@ -284,7 +268,7 @@ out:
  */
 int drv_shm_started(struct accdma_world *w)
 {
-	return w->shm->nprocs > 1 ? drv_monitor_start(w) : 0;
+	return drv_shm(w)->nprocs > 1 ? drv_monitor_start(w) : 0;
 }
 
 /* Make every engine of @dev look at its queues again. */
@@ -302,7 +286,7 @@ static void kick_device(struct accdma_world *w, uint32_t dev)
  */
 void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 	const struct drv_boot_proc *p = &s->procs[proc];
 	int changed = 0;
 
@@ -330,7 +314,7 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
  */
 void drv_shm_close(struct accdma_world *w)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 
 	if (!s)
 		return;
@@ -361,98 +345,26 @@ void drv_shm_close(struct accdma_world *w)
 	free(s->seg_len);
 	free(s->procs);
 	free(s);
-	w->shm = NULL;
+	w->tp_state = NULL;
 }
 
-/* ---- device memory ------------------------------------------------------ */
-
-static struct drv_heap *heap_of(struct accdma_world *w, int dev)
+static int shm_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
 {
-	return &w->shm->heaps[dev - w->first_local];
+	(void)w;
+	(void)dev;
+	(void)addr;
+	(void)size;
+	(void)off;
+	return -EOPNOTSUPP; /* caller memory is in no segment a peer maps */
 }
 
-/* Each local device's allocator starts as one free extent: all its memory. */
-static int heaps_init(struct accdma_world *w)
-{
-	struct drv_shm *s = w->shm;
-
-	s->heaps = calloc((size_t)(unsigned)w->nlocal, sizeof(*s->heaps));
-	if (!s->heaps)
-		return -ENOMEM;
-	for (int i = 0; i < w->nlocal; i++) {
-		pthread_mutex_init(&s->heaps[i].lock, NULL);
-		s->heaps[i].n = 1;
-		s->heaps[i].fr[0].off = 0;
-		s->heaps[i].fr[0].len = s->stride;
-	}
-	return 0;
-}
-
-/**
- * drv_shm_alloc() - carve @size zeroed bytes out of a local device's memory.
- * @w: the world. @dev: a local device. @size: bytes (> 0).
- * @off: the offset in the device's memory (for the region table). @addr: its address here.
- * Return: 0, or -ENOMEM.
- */
-int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
-{
-	struct drv_heap *h;
-	uint64_t len = page_up(size);
-	int rc = -ENOMEM;
-
-	if (len < size)
-		return -ENOMEM;
-	h = heap_of(w, dev);
-	pthread_mutex_lock(&h->lock);
-	for (uint32_t i = 0; i < h->n; i++) {
-		if (h->fr[i].len < len)
-			continue;
-		*off = h->fr[i].off;
-		h->fr[i].off += len;
-		h->fr[i].len -= len;
-		if (!h->fr[i].len) {
-			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
-			h->n--;
-		}
-		*addr = w->space.seg[dev] + *off;
-		rc = 0;
-		break;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return rc;
-}
-
-/**
- * drv_shm_free() - give a range from drv_shm_alloc() back; its pages are released.
- * @w: the world. @dev: a local device. @off/@size: as allocated.
- */
-void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, uint64_t size)
-{
-	struct drv_heap *h = heap_of(w, dev);
-	uint64_t len = page_up(size);
-	uint32_t i;
-
-	dma_mem_release(w->space.seg[dev] + off, len);
-	pthread_mutex_lock(&h->lock);
-	for (i = 0; i < h->n && h->fr[i].off < off; i++)
-		;
-	/* Merge with the previous and/or next extent, else insert (at most one
-	 * extent per region plus one, so the array never overflows). */
-	if (i > 0 && h->fr[i - 1].off + h->fr[i - 1].len == off) {
-		h->fr[i - 1].len += len;
-		if (i < h->n && h->fr[i - 1].off + h->fr[i - 1].len == h->fr[i].off) {
-			h->fr[i - 1].len += h->fr[i].len;
-			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
-			h->n--;
-		}
-	} else if (i < h->n && off + len == h->fr[i].off) {
-		h->fr[i].off = off;
-		h->fr[i].len += len;
-	} else if (h->n < sizeof(h->fr) / sizeof(h->fr[0])) {
-		memmove(&h->fr[i + 1], &h->fr[i], (h->n - i) * sizeof(h->fr[0]));
-		h->fr[i].off = off;
-		h->fr[i].len = len;
-		h->n++;
-	}
-	pthread_mutex_unlock(&h->lock);
-}
+const struct drv_transport drv_transport_shm = {
+	.name = "shm",
+	.shared_arena = 1,
+	.open = drv_shm_open,
+	.start = drv_shm_started,
+	.close = drv_shm_close,
+	.mem_alloc = drv_shm_alloc,
+	.mem_free = drv_shm_free,
+	.mem_register = shm_mem_register,
+};
