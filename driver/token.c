@@ -8,6 +8,8 @@
  */
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "driver/internal.h"
 
@@ -29,6 +31,8 @@
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 #define WAIT_SLICE_NS 10000000ull /* a sleeping waiter looks again after this long */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
+#define WAIT_ALL_PAIRWISE 16 /* accdma_wait_all() compares up to this many tokens pair by pair */
+#define WAIT_ALL_SORT_LOCAL 256 /* and sorts a copy on the stack up to this many */
 
 /* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
 static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
@@ -111,21 +115,57 @@ static int is_done(struct q_cpl *c)
 
 /* Give the token back: read the status first, the slot may be reused after. */
 static inline __attribute__((always_inline)) int
-consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+consume_bytes(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status, uint64_t *bytes)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
+	uint64_t moved = bytes ? atomic_load_explicit(&c->bytes, memory_order_relaxed) : 0;
 
 	if (q_slot_consume_token(c, w->opts.queues > 1))
 		return -ESTALE;
 	if (status)
 		*status = st;
+	if (bytes)
+		*bytes = moved;
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+{
+	return consume_bytes(w, c, status, NULL);
 }
 
 /* A negative timeout means the world's default. */
 static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
 {
 	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
+}
+
+/* Worlds opened by this process: each seeds its generations apart. */
+static _Atomic uint32_t worlds_opened;
+
+/**
+ * drv_token_seed() - start every completion record of @w's local devices at a
+ * generation of this world's own, so that a token of another world of the
+ * same shape names no live op here (it fails -ESTALE).
+ * @w: a world being opened, before any op is posted.
+ *
+ * The k-th world opened starts at k times 2^32 divided by the golden ratio:
+ * seeds of any n worlds lie about 2^32 / (3 n) apart or more, so a slot has
+ * to be reused that often before one world's generations reach another's.
+ */
+void drv_token_seed(struct accdma_world *w)
+{
+	uint32_t k = atomic_fetch_add_explicit(&worlds_opened, 1, memory_order_relaxed) + 1;
+	uint32_t seed = k * 0x9e3779b9u;
+
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		for (int qi = 0; qi < w->opts.queues; qi++) {
+			struct q_cpl *c = w->queues[d * w->opts.queues + qi].cpl;
+
+			for (uint32_t s = 0; s < w->opts.queue_depth; s++)
+				atomic_store_explicit(&c[s].gen, seed, memory_order_relaxed);
+		}
 }
 
 /**
@@ -198,7 +238,8 @@ static void wait_race_point(void)
 /* Wait until @done() or the deadline of @wc, polling first (unless the
  * timeout is 0), then sleeping on the completion counter @seq_word
  * (registered in @waiters); @dev: a device of this process, whose waiters
- * these are (it says how the sleep is fenced). 0 or -ETIMEDOUT. */
+ * these are (it says how the sleep is fenced). The caller is registered
+ * (drv_block_enter()). 0, -ETIMEDOUT, or -ESHUTDOWN once the world closes. */
 static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
 		    struct q_dev_sh *dev, int (*done)(void *), void *arg, struct wait_clock *wc)
 {
@@ -230,6 +271,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			wait_deadline(wc, now);
 			if (!spin_end) /* polled devices move only while we poll */
 				spin_end = w->threaded ? now + drv_wait_spin_ns(w, wc->token) : wc->deadline;
+			if (drv_closing(w)) {
+				drv_poll_session(w, 0, 1);
+				return -ESHUTDOWN;
+			}
 			if (now >= spin_end || now >= wc->deadline)
 				break;
 		}
@@ -252,6 +297,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			if (unwoken)
 				atomic_fetch_add_explicit(&w->late_waits, 1, memory_order_relaxed);
 			rc = 0;
+			break;
+		}
+		if (drv_closing(w)) {
+			rc = -ESHUTDOWN;
 			break;
 		}
 		now = q_now_ns();
@@ -305,24 +354,43 @@ static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
 	}
 }
 
-int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
+/* accdma_wait() and accdma_wait_bytes(): the op's record is read only while
+ * the thread is either on the fast path (the op found done) or registered. */
+static inline __attribute__((always_inline)) int
+wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status,
+	 uint64_t *bytes)
 {
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
-	int64_t ms;
 	int rc = drv_token_cpl(w, t, &qs, &c);
 
 	if (rc)
 		return rc;
-	ms = timeout_of(w, timeout_ms);
-	wc.ms = ms;
+	if (is_done(c))
+		return consume_bytes(w, c, status, bytes);
+	if (drv_block_enter(w))
+		return -ESHUTDOWN;
+	wc.ms = timeout_of(w, timeout_ms);
 	wc.token = t;
-	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
-		log_timeout(w, t, ms);
-		return -ETIMEDOUT;
-	}
-	return consume(w, c, status);
+	rc = sleep_until(w, q_token_dev(t), cpl_done, c, &wc);
+	if (rc == -ETIMEDOUT)
+		log_timeout(w, t, wc.ms);
+	else if (rc == 0)
+		rc = consume_bytes(w, c, status, bytes);
+	drv_block_leave(w);
+	return rc;
+}
+
+int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
+{
+	return wait_one(w, t, timeout_ms, status, NULL);
+}
+
+int accdma_wait_bytes(accdma_world *w, accdma_token t, int64_t timeout_ms,
+		      enum accdma_status *status, uint64_t *bytes)
+{
+	return wait_one(w, t, timeout_ms, status, bytes);
 }
 
 int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
@@ -341,14 +409,50 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 	return is_done(c) ? consume(w, c, status) : -EAGAIN;
 }
 
+static int token_cmp(const void *a, const void *b)
+{
+	accdma_token x = *(const accdma_token *)a, y = *(const accdma_token *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Does a token appear twice in @tokens? Waiting on it twice would consume it
+ * and then fail -ESTALE half-way, so accdma_wait_all() asks before it
+ * consumes anything. A short list (the common case) is compared pair by
+ * pair; a long one is sorted in a copy. 1, 0, or -ENOMEM. */
+static int has_duplicates(const accdma_token *tokens, int count)
+{
+	accdma_token local[WAIT_ALL_SORT_LOCAL], *copy = local;
+	int dup = 0;
+
+	if (count <= WAIT_ALL_PAIRWISE) {
+		for (int i = 1; i < count; i++)
+			for (int j = 0; j < i; j++)
+				if (tokens[i] == tokens[j])
+					return 1;
+		return 0;
+	}
+	if (count > WAIT_ALL_SORT_LOCAL) {
+		copy = malloc((size_t)count * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+	}
+	memcpy(copy, tokens, (size_t)count * sizeof(*copy));
+	qsort(copy, (size_t)count, sizeof(*copy), token_cmp);
+	for (int i = 1; i < count && !dup; i++)
+		dup = copy[i] == copy[i - 1];
+	if (copy != local)
+		free(copy);
+	return dup;
+}
+
 int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *statuses)
 {
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c, *first[WAIT_ALL_KEEP];
-	int64_t ms;
-	int rc;
+	int rc, entered = 0;
 
 	if (drv_world_check(w))
 		return -EBADF;
@@ -361,28 +465,45 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		if (i < WAIT_ALL_KEEP)
 			first[i] = c;
 	}
-	ms = timeout_of(w, timeout_ms);
-	wc.ms = ms; /* one deadline for all of them */
+	if (count > 1) {
+		rc = has_duplicates(tokens, count);
+		if (rc)
+			return rc < 0 ? rc : -EINVAL;
+	}
+	wc.ms = timeout_of(w, timeout_ms); /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
 		c = i < WAIT_ALL_KEEP ? first[i] : token_cpl_checked(w, tokens[i]);
 		wc.token = tokens[i];
-		if (!is_done(c) && sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc)) {
-			/* Consume what is done, so the caller only keeps the stuck ones. */
-			for (int j = i; j < count; j++) {
-				c = token_cpl_checked(w, tokens[j]);
-				if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
-					tokens[j] = 0;
+		if (!is_done(c)) {
+			if (!entered && drv_block_enter(w))
+				return -ESHUTDOWN;
+			entered = 1;
+			rc = sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc);
+			if (rc == -ESHUTDOWN)
+				goto out;
+			if (rc) {
+				/* Consume what is done, so the caller only keeps the stuck ones. */
+				for (int j = i; j < count; j++) {
+					c = token_cpl_checked(w, tokens[j]);
+					if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
+						tokens[j] = 0;
+				}
+				log_timeout(w, tokens[i], wc.ms);
+				rc = -ETIMEDOUT;
+				goto out;
 			}
-			log_timeout(w, tokens[i], ms);
-			return -ETIMEDOUT;
 		}
 		rc = consume(w, c, statuses ? &statuses[i] : NULL);
 		if (rc)
-			return rc;
+			goto out;
 		tokens[i] = 0;
 	}
 	q_trace(Q_TRACE_WAITED);
-	return 0;
+	rc = 0;
+out:
+	if (entered)
+		drv_block_leave(w);
+	return rc;
 }
 
 struct any_arg {
@@ -399,7 +520,7 @@ static int any_done(void *arg)
 	struct q_cpl *c;
 
 	for (int i = 0; i < a->count; i++) {
-		if (a->tokens[i] && drv_token_cpl(a->w, a->tokens[i], &qs, &c) == 0 && is_done(c)) {
+		if (a->tokens[i] && token_lookup(a->w, a->tokens[i], &qs, &c) == 0 && is_done(c)) {
 			a->found = i;
 			return 1;
 		}
@@ -435,25 +556,30 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	}
 	if (!live)
 		return -EINVAL;
+	if (drv_block_enter(w))
+		return -ESHUTDOWN;
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
 	/* Tokens of several devices: sleep on the world's counter of any completion. */
-	if (same_dev ? sleep_until(w, dev, any_done, &a, &wc)
-		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, q_dev(w->sh, dev), any_done,
-				&a, &wc)) {
+	rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
+		      : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, q_dev(w->sh, dev), any_done,
+				 &a, &wc);
+	if (rc == -ETIMEDOUT) {
 		for (int i = 0; i < count; i++)
 			if (tokens[i]) {
 				log_timeout(w, tokens[i], ms);
 				break;
 			}
-		return -ETIMEDOUT;
+	} else if (rc == 0) {
+		token_lookup(w, tokens[a.found], &qs, &c);
+		rc = consume(w, c, status);
+		if (rc == 0) {
+			tokens[a.found] = 0;
+			rc = a.found;
+		}
 	}
-	drv_token_cpl(w, tokens[a.found], &qs, &c);
-	rc = consume(w, c, status);
-	if (rc)
-		return rc;
-	tokens[a.found] = 0;
-	return a.found;
+	drv_block_leave(w);
+	return rc;
 }
 
 int accdma_release(accdma_world *w, accdma_token t)
