@@ -85,7 +85,10 @@ enum accdma_op_kind {
 	ACCDMA_OP__COUNT
 };
 
-/** An exec function: runs on the device's engine once dependencies complete. 0 = success. */
+/**
+ * typedef accdma_exec_fn - an exec function, run once its op's dependencies
+ * complete; 0 = success (see accdma_exec() for the thread it runs on).
+ */
 typedef int (*accdma_exec_fn)(void *arg);
 
 /**
@@ -473,9 +476,26 @@ int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, ac
 
 /**
  * accdma_exec() - run @fn(@arg) on the device's timeline once @deps complete.
- * @queue: the queue. @fn: the function (runs on an engine thread: keep it short,
- * never wait on tokens inside it). @arg: its argument.
+ * @queue: the queue. @fn: the function (keep it short; never wait on tokens,
+ * close the world or post to the queue it runs for inside it). @arg: its argument.
  * @deps/@num_deps: tokens to wait for. @token: completes with EXEC_FAILED if @fn returns non-zero.
+ *
+ * Where @fn runs: on whichever thread runs the pass of the device's engine
+ * that finds it ready. That is one of the device's engine threads, or a host
+ * thread of this process that is inside accdma_wait(), accdma_wait_bytes(),
+ * accdma_wait_all() or accdma_wait_any() on any token of the world (not only
+ * this op's) while it polls: during the first part of every wait when host
+ * polling is on (ACCDMA_POLL unset or 1, the default), for the whole wait on
+ * a polled device (engines = 0), where accdma_test() and the mailbox calls
+ * run passes too. It never runs inside accdma_post(). So @fn must not take a
+ * lock that a thread may hold while it waits on this world: that thread may
+ * be the one running @fn, and the lock deadlocks (or, if recursive, lets @fn
+ * in mid-way through the waiter's critical section). With engine threads and
+ * ACCDMA_POLL=0 no host thread runs a pass, so @fn runs only on an engine
+ * thread and may take such a lock: it then blocks that engine (and the other
+ * queues it serves) until the waiter releases the lock, so the waiter must
+ * not wait, with the lock held, for this op or for an op behind it on that
+ * engine.
  * Return: 0 or a negative errno, as accdma_post().
  */
 int accdma_exec(accdma_queue *queue, accdma_exec_fn fn, void *arg, const accdma_token *deps,
