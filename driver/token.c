@@ -31,8 +31,8 @@
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 #define WAIT_SLICE_NS 10000000ull /* a sleeping waiter looks again after this long */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
-#define WAIT_ALL_PAIRWISE 16 /* accdma_wait_all() compares up to this many tokens pair by pair */
-#define WAIT_ALL_SORT_LOCAL 256 /* and sorts a copy on the stack up to this many */
+#define WAIT_ALL_PAIRWISE 8 /* accdma_wait_all() compares up to this many tokens pair by pair */
+#define WAIT_ALL_SET_LOCAL 512 /* entries of its duplicate set kept on the stack (256 tokens) */
 
 /* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
 static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
@@ -409,20 +409,16 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 	return is_done(c) ? consume(w, c, status) : -EAGAIN;
 }
 
-static int token_cmp(const void *a, const void *b)
-{
-	accdma_token x = *(const accdma_token *)a, y = *(const accdma_token *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Does a token appear twice in @tokens? Waiting on it twice would consume it
- * and then fail -ESTALE half-way, so accdma_wait_all() asks before it
- * consumes anything. A short list (the common case) is compared pair by
- * pair; a long one is sorted in a copy. 1, 0, or -ENOMEM. */
+/* Does a token appear twice in @tokens (of which the caller found no run of
+ * strictly increasing slots, the common case)? Waiting on it twice would
+ * consume it and then fail -ESTALE half-way, so accdma_wait_all() asks
+ * before it consumes anything. A short list is compared pair by pair, a long
+ * one through a small open-addressing set: one pass either way, no sort.
+ * 1, 0, or -ENOMEM. */
 static int has_duplicates(const accdma_token *tokens, int count)
 {
-	accdma_token local[WAIT_ALL_SORT_LOCAL], *copy = local;
+	accdma_token local[WAIT_ALL_SET_LOCAL], *set = local;
+	uint64_t size = 16;
 	int dup = 0;
 
 	if (count <= WAIT_ALL_PAIRWISE) {
@@ -432,17 +428,24 @@ static int has_duplicates(const accdma_token *tokens, int count)
 					return 1;
 		return 0;
 	}
-	if (count > WAIT_ALL_SORT_LOCAL) {
-		copy = malloc((size_t)count * sizeof(*copy));
-		if (!copy)
-			return -ENOMEM;
+	while (size < 2 * (uint64_t)count)
+		size <<= 1;
+	if (size > WAIT_ALL_SET_LOCAL)
+		set = calloc(size, sizeof(*set));
+	else
+		memset(set, 0, size * sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	for (int i = 0; i < count && !dup; i++) {
+		/* tokens are never 0: 0 marks an empty entry */
+		uint64_t h = ((tokens[i] * 0x9e3779b97f4a7c15ull) >> 32) & (size - 1);
+
+		while (set[h] && !(dup = set[h] == tokens[i]))
+			h = (h + 1) & (size - 1);
+		set[h] = tokens[i];
 	}
-	memcpy(copy, tokens, (size_t)count * sizeof(*copy));
-	qsort(copy, (size_t)count, sizeof(*copy), token_cmp);
-	for (int i = 1; i < count && !dup; i++)
-		dup = copy[i] == copy[i - 1];
-	if (copy != local)
-		free(copy);
+	if (set != local)
+		free(set);
 	return dup;
 }
 
@@ -452,7 +455,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c, *first[WAIT_ALL_KEEP];
-	int rc, entered = 0;
+	int rc, entered = 0, sorted = 1;
 
 	if (drv_world_check(w))
 		return -EBADF;
@@ -464,8 +467,12 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			return rc;
 		if (i < WAIT_ALL_KEEP)
 			first[i] = c;
+		/* slots (device, queue, slot: a token's low half) in strictly
+		 * increasing order, as one queue's posts are, cannot repeat */
+		if (i && (uint32_t)tokens[i] <= (uint32_t)tokens[i - 1])
+			sorted = 0;
 	}
-	if (count > 1) {
+	if (!sorted) {
 		rc = has_duplicates(tokens, count);
 		if (rc)
 			return rc < 0 ? rc : -EINVAL;

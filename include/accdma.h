@@ -587,8 +587,9 @@ int accdma_test(accdma_world *world, accdma_token token, enum accdma_status *sta
  * @statuses: if not NULL, @count statuses.
  * Return: 0 (all consumed); -ETIMEDOUT (the done ones are consumed and set to
  * 0 in @tokens, the others stay); -EINVAL if a token appears twice in @tokens
- * (nothing consumed; checked pair by pair for short lists, on a sorted copy
- * for long ones); -ENOMEM if that copy could not be made; -ESHUTDOWN if the
+ * (nothing consumed; a list in posting order costs one compare a token,
+ * another one pass through a small set); -ENOMEM if a set for more than 256
+ * tokens out of order could not be allocated; -ESHUTDOWN if the
  * world was closed while the call waited (the ones consumed before are 0 in
  * @tokens); other errors as accdma_wait() (nothing consumed).
  */

@@ -118,7 +118,7 @@ static void test_wait_all_duplicates(void **state)
 		assert_int_equal(b[1], t[2]);
 		assert_all_live(w, t, 5);
 	}
-	/* long lists (17: sorted on the stack; 300: in a heap copy), the duplicate
+	/* long lists (17: the set on the stack; 300: on the heap), the duplicate
 	 * far from its twin */
 	for (int n = 17; n <= LONG; n += LONG - 17) {
 		memcpy(copy, t, (size_t)n * sizeof(*t));
@@ -128,9 +128,13 @@ static void test_wait_all_duplicates(void **state)
 			assert_int_equal(copy[i], i == n - 1 ? t[0] : t[i]);
 		assert_all_live(w, t, LONG);
 	}
-	/* without the duplicate every token is waited for once, in order, and consumed */
-	memcpy(copy, t, LONG * sizeof(*t));
-	assert_int_equal(accdma_wait_all(w, copy, LONG, TH_HANG_MS, NULL), 0);
+	/* without the duplicate every token is waited for once and consumed:
+	 * out of posting order (through the set), then in it */
+	for (int i = 0; i < 100; i++)
+		copy[i] = t[99 - i];
+	assert_int_equal(accdma_wait_all(w, copy, 100, TH_HANG_MS, NULL), 0);
+	memcpy(copy + 100, t + 100, (LONG - 100) * sizeof(*t));
+	assert_int_equal(accdma_wait_all(w, copy + 100, LONG - 100, TH_HANG_MS, NULL), 0);
 	for (int i = 0; i < LONG; i++) {
 		assert_int_equal(copy[i], 0);
 		assert_int_equal(accdma_wait(w, t[i], 0, NULL), -ESTALE);
