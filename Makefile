@@ -52,7 +52,7 @@ LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
 TEST_LIBS := -lcmocka
 
-LIB_SRCS := $(wildcard driver/*.c queue/*.c dma/*.c fw_stub/*.c)
+LIB_SRCS := $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -73,7 +73,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .PHONY: all check check-unit check-install install clean deps
 all: $(ALL_TARGETS)
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -145,7 +145,7 @@ endif
 ifeq ($(PGO),1)
 PGO_USE_FLAGS := -fprofile-use -fprofile-partial-training -Wno-missing-profile
 
-$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h) \
+$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h */*/*.h) \
               scripts/pgo-train.sh Makefile
 	@rm -rf $(B)/obj $(B)/libaccdma.a $(B)/accdma-bw $(B)/accdma-run
 	@echo "== PGO: an instrumented build, trained by scripts/pgo-train.sh"
@@ -158,7 +158,7 @@ $(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildca
 
 $(B)/accdma-run: $(PGO_STAMP)
 
-$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "$(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $<"
 	@if $(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $< 2> $@.pgo-log; then rm -f $@.pgo-log; else \

@@ -70,13 +70,13 @@ int drv_block_shutdown(struct accdma_world *w)
 		 * after our look returns at once, then wake them. Spurious for
 		 * another process's waiters on a shared arena: they look again. */
 		for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
-			struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)d);
+			struct q_dev_sh *ds = q_dev(&w->a, (uint32_t)d);
 
 			atomic_fetch_add_explicit(&ds->cq_seq, 1, memory_order_seq_cst);
 			q_futex_wake(&ds->cq_seq);
 		}
-		atomic_fetch_add_explicit(&w->sh->any_seq, 1, memory_order_seq_cst);
-		q_futex_wake(&w->sh->any_seq);
+		atomic_fetch_add_explicit(&w->a.sh->any_seq, 1, memory_order_seq_cst);
+		q_futex_wake(&w->a.sh->any_seq);
 		/* a waiter may be running a pass, or a long exec function: yield,
 		 * then sleep between looks rather than spin */
 		if (round < 64)

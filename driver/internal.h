@@ -13,6 +13,7 @@
 #include "fw_stub/fw.h"
 #include "queue/queue.h"
 #include "queue/trace.h"
+#include "driver/transport.h"
 
 #define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
 #define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */
@@ -49,10 +50,16 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* The regions as this process made them: what it frees and reports,
+	 * never the shared table's copy, which a peer process can scribble on. */
+	struct drv_region {
+		void *addr;
+		uint64_t offset, size;
+		uint32_t key; /* 0: free */
+		int registered;
+	} regions[Q_MAX_REGIONS];
 	struct fw_device *fw;
 };
-
-struct drv_shm;
 
 struct accdma_queue {
 	uint32_t magic;
@@ -81,14 +88,14 @@ struct accdma_world {
 	/* Host waits that found their ops done only after a full sleep slice: a
 	 * completion's wake-up that never came (the stall report and close say so). */
 	_Atomic uint64_t late_waits;
-	struct q_world_sh *sh;
-	uint64_t arena_size;
+	struct q_arena a; /* the mapped arena (a.sh) and this process's geometry of it */
 	struct dma_space space;
 	struct drv_dev *devs; /* indexed by rank; only local ones are set up */
 	struct accdma_queue *queues; /* ndev * queues */
 	int first_local;
 	int nlocal;
-	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
+	const struct drv_transport *tp; /* the transport (driver/transport.h) */
+	void *tp_state;                 /* and its own state, NULL if none */
 	/* Host threads blocked in a call on the world (a wait or a mailbox call),
 	 * and whether close has begun: close wakes them and waits for them to
 	 * leave before it frees what they read (drv_block_enter()). */

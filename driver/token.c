@@ -324,7 +324,7 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
 		       struct wait_clock *wc)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, dev);
+	struct q_dev_sh *ds = q_dev(&w->a, dev);
 
 	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, ds, done, arg, wc);
 }
@@ -569,7 +569,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	wc.ms = ms;
 	/* Tokens of several devices: sleep on the world's counter of any completion. */
 	rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
-		      : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, q_dev(w->sh, dev), any_done,
+		      : sleep_on(w, &w->a.sh->any_seq, &w->a.sh->any_waiters, q_dev(&w->a, dev), any_done,
 				 &a, &wc);
 	if (rc == -ETIMEDOUT) {
 		for (int i = 0; i < count; i++)
@@ -609,7 +609,7 @@ int accdma_cancel(accdma_world *w, accdma_token t)
 	if (rc)
 		return rc;
 	atomic_store_explicit(&c->cancel, 1, memory_order_relaxed);
-	q_engine_kick(q_dev(w->sh, q_token_dev(t)), qs->engine);
+	q_engine_kick(q_dev(&w->a, q_token_dev(t)), q_queue_engine(&w->a.g, q_token_queue(t)));
 	return 0;
 }
 

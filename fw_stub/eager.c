@@ -2,7 +2,7 @@
 /*
  * eager.c - small sends through inline rings, as a NIC sends inline data.
  *
- * A send of at most w->eager_max bytes does not wait for its recv: the engine
+ * A send of at most eager_max bytes does not wait for its recv: the engine
  * copies the payload into the receiver's ring for this sender (one 32-byte
  * position up to 8 bytes, one more per 32 bytes beyond: two 8-byte messages
  * to a cache line) and completes the send (its buffer may be reused). The receiver's engines take
@@ -281,7 +281,9 @@ static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx
 	uint32_t idx = slot_of(fd, rx->cursor), len;
 	const struct q_eager_slot *s = &rx->ring->slots[idx];
 
-	if (!cursor_landed(fd, rx))
+	/* Never more than a ring's worth past the consumed mark, whatever the
+	 * stamps say: the held index stays at most half full. */
+	if (!cursor_landed(fd, rx) || rx->cursor - rx->done > fd->eager_mask)
 		return -1;
 	len = s->len;
 	rx->span[idx] = (uint8_t)(len <= fd->eager_max ? q_eager_span(len) : 1);
@@ -364,7 +366,7 @@ static void taken(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx, in
 /* Is @op a send or recv with a peer we have a ring with? */
 static int has_ring(const struct fw_device *fd, const struct fw_op *op)
 {
-	return fd->eager_rx && (uint32_t)op->d.peer < fd->w->num_devices; /* a negative peer is out of range */
+	return fd->eager_rx && (uint32_t)op->d.peer < fd->w->g.ndev; /* a negative peer is out of range */
 }
 
 /**
@@ -374,7 +376,7 @@ static int has_ring(const struct fw_device *fd, const struct fw_op *op)
  */
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	struct q_world_sh *w = fd->w;
+	const struct q_arena *w = fd->w;
 	uint32_t dst = (uint32_t)op->d.peer;
 	struct fw_eager_tx *tx;
 	struct q_dev_sh *dd;
@@ -413,7 +415,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
 	dd = q_dev(w, dst);
 	if (!dd->polled && !fw_fault_hit(FW_FAULT_KICK))
-		q_device_kick(dd, 0, w->engines);
+		q_device_kick(dd, 0, w->g.engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
 	fw_op_finish(fd, op);
 	return 1;
@@ -504,7 +506,7 @@ int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op)
 {
 	const struct fw_eager_rx *rx = &fd->eager_rx[op->d.peer];
 
-	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) ||
+	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) ||
 	    atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire))
 		return 0;
 	return !cursor_landed(fd, rx);
@@ -523,7 +525,7 @@ int fw_eager_poll(struct fw_device *fd)
 	if (!fd->eager_rx || !atomic_load_explicit(&fd->eager_waiting, memory_order_relaxed))
 		return 0;
 	eager_lock(fd, &fd->eager_rx_lock);
-	for (uint32_t src = 0; src < fd->w->num_devices; src++) {
+	for (uint32_t src = 0; src < fd->w->g.ndev; src++) {
 		struct fw_eager_rx *rx = &fd->eager_rx[src];
 		uint32_t before = rx->cursor;
 
@@ -546,7 +548,7 @@ int fw_eager_poll(struct fw_device *fd)
  */
 void fw_eager_unwait(struct fw_device *fd, int32_t src)
 {
-	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices)
+	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->g.ndev)
 		count_waiting(fd, (uint32_t)src, -1);
 }
 
@@ -589,18 +591,17 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
  */
 int fw_eager_init(struct fw_device *fd)
 {
-	uint32_t n = fd->w->num_devices, slots = fd->w->eager_slots;
+	uint32_t n = fd->w->g.ndev, slots = fd->w->g.eager_slots;
 	size_t held = (slots + 63) / 64 * sizeof(uint64_t), span = slots, bucket = slots * sizeof(uint16_t);
 	size_t index = 2 * (size_t)slots * sizeof(int16_t);
 
 	fd->eager_max = 0;
-	if (!fd->sh->eager_off)
+	if (!fd->w->g.eager_rel)
 		return 0;
-	if (!q_eager_slots_ok(slots) || fd->w->eager_max > q_eager_cap(slots))
-		return -EINVAL; /* not a layout of ours */
+	if (!q_eager_slots_ok(slots) || fd->w->g.eager_max > q_eager_cap(slots))
+		return -EINVAL; /* not a layout of q_geom_init()'s */
 	fd->eager_mask = slots - 1;
-	/* a private copy: what the arena says later cannot make a copy run past a ring */
-	fd->eager_max = fd->w->eager_max;
+	fd->eager_max = fd->w->g.eager_max;
 	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
 	if (!fd->eager_tx || !fd->eager_rx)
@@ -628,7 +629,7 @@ int fw_eager_init(struct fw_device *fd)
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
 void fw_eager_fini(struct fw_device *fd)
 {
-	for (uint32_t p = 0; fd->eager_rx && p < fd->w->num_devices; p++)
+	for (uint32_t p = 0; fd->eager_rx && p < fd->w->g.ndev; p++)
 		free(fd->eager_rx[p].held); /* the start of the block */
 	free(fd->eager_tx);
 	free(fd->eager_rx);

@@ -16,14 +16,15 @@ struct fw_device;
 
 /**
  * fw_device_start() - boot one device: start its engine threads.
- * @w: the arena (already laid out). @space: this process's address space.
+ * @w: the arena (already laid out) and this process's geometry of it; kept
+ *      by reference until fw_device_stop(). @space: this process's address space.
  * @dev: the device. @spin_ns: how long an idle engine spins before sleeping.
  * @threads: start engine threads; 0 boots a polled device, whose engines run
  * only when a host thread calls fw_device_poll().
  * @out: the running device.
  * Return: 0, -ENOMEM, or a negative errno from thread creation.
  */
-int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
+int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
 		    uint64_t spin_ns, int threads, struct fw_device **out);
 
 /**

@@ -117,7 +117,7 @@ struct fw_engine {
 
 /** struct fw_device - a booted device. */
 struct fw_device {
-	struct q_world_sh *w;
+	const struct q_arena *w;
 	const struct dma_space *space;
 	struct q_dev_sh *sh;
 	uint32_t id;
@@ -169,7 +169,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes);
 void fw_op_finish(struct fw_device *fd, struct fw_op *op);
-void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
+void fw_complete_waiting(const struct q_arena *w, uint32_t dev, uint32_t queue, uint32_t slot,
 			 enum accdma_status st, uint64_t bytes);
 
 /* split.c */

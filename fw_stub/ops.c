@@ -63,8 +63,8 @@ static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t sl
  * first, so with nobody lost no peer's line is touched. */
 static inline int peer_lost(const struct fw_device *fd, int32_t peer)
 {
-	return atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) && peer >= 0 &&
-	       (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
+	return atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) && peer >= 0 &&
+	       (uint32_t)peer < fd->w->g.ndev && (uint32_t)peer != fd->id &&
 	       atomic_load_explicit(&q_dev(fd->w, (uint32_t)peer)->lost, memory_order_acquire);
 }
 
@@ -85,9 +85,9 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
-	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_eager_fail_recv(fd, q, op, st);
-	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_match_fail(fd, q, op, st);
 	fw_complete_own(fd, q, op, st, 0);
 	fw_op_finish(fd, op);
@@ -105,7 +105,7 @@ static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
 	case ACCDMA_OP_WRITE:
-		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->num_devices)
+		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->g.ndev)
 			return ACCDMA_ST_BAD_KEY;
 		/* fall through */
 	case ACCDMA_OP_ZERO:
@@ -129,8 +129,8 @@ static int deps_valid(struct fw_device *fd, const struct q_desc *d)
 	for (uint16_t i = 0; i < d->num_deps; i++) {
 		uint64_t t = d->deps[i];
 
-		if (q_token_dev(t) != fd->id || q_token_queue(t) >= fd->w->queues ||
-		    q_token_slot(t) >= fd->w->depth)
+		if (q_token_dev(t) != fd->id || q_token_queue(t) >= fd->w->g.nq ||
+		    q_token_slot(t) >= fd->w->g.depth)
 			return 0;
 	}
 	return 1;
@@ -157,6 +157,12 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
 	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
 	int n = 0;
+
+	/* A host never publishes more than a ring's worth ahead of us: a tail
+	 * further on is a scribbled ring, whose entries are skipped, so that a
+	 * pass stays bounded by the queue's depth. */
+	if (tail - q->head > q->mask + 1)
+		q->head = tail;
 
 	while (q->head != tail && (!q->fenced || flushing)) {
 		uint32_t slot = atomic_load_explicit(&q->sq[q->head & q->mask], memory_order_relaxed);
@@ -215,8 +221,7 @@ static int deps_state(struct fw_device *fd, const struct fw_op *op)
 
 	for (uint16_t i = 0; i < op->d.num_deps; i++) {
 		uint64_t t = op->d.deps[i];
-		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
-		struct q_cpl *c = &q_cpls(fd->w, dq)[q_token_slot(t)];
+		struct q_cpl *c = &q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)];
 
 		if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_DONE)
 			pending = 1;
@@ -231,9 +236,7 @@ static void release_deps(struct fw_device *fd, struct fw_op *op)
 {
 	for (uint16_t i = 0; i < op->d.num_deps; i++) {
 		uint64_t t = op->d.deps[i];
-		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
-
-		q_slot_put(&q_cpls(fd->w, dq)[q_token_slot(t)]);
+		q_slot_put(&q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)]);
 	}
 	op->deps_held = 0;
 }
