@@ -543,7 +543,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	uint32_t dev = 0;
-	int live = 0, same_dev = 1, rc;
+	int live = 0, same_dev = 1, entered = 0, rc;
 	int64_t ms;
 
 	if (drv_world_check(w))
@@ -563,29 +563,36 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	}
 	if (!live)
 		return -EINVAL;
-	if (drv_block_enter(w))
-		return -ESHUTDOWN;
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
-	/* Tokens of several devices: sleep on the world's counter of any completion. */
-	rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
-		      : sleep_on(w, &w->a.sh->any_seq, &w->a.sh->any_waiters, q_dev(&w->a, dev), any_done,
-				 &a, &wc);
-	if (rc == -ETIMEDOUT) {
-		for (int i = 0; i < count; i++)
-			if (tokens[i]) {
-				log_timeout(w, tokens[i], ms);
-				break;
-			}
-	} else if (rc == 0) {
-		token_lookup(w, tokens[a.found], &qs, &c);
-		rc = consume(w, c, status);
-		if (rc == 0) {
-			tokens[a.found] = 0;
-			rc = a.found;
+	if (any_done(&a)) {
+		drv_note_wait(w); /* as sleep_on() would have, before its first look */
+	} else { /* only a wait that blocks registers */
+		if (drv_block_enter(w))
+			return -ESHUTDOWN;
+		entered = 1;
+		/* Tokens of several devices: sleep on the world's counter of any completion. */
+		rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
+			      : sleep_on(w, &w->a.sh->any_seq, &w->a.sh->any_waiters, q_dev(&w->a, dev),
+					 any_done, &a, &wc);
+		if (rc) {
+			for (int i = 0; rc == -ETIMEDOUT && i < count; i++)
+				if (tokens[i]) {
+					log_timeout(w, tokens[i], ms);
+					break;
+				}
+			drv_block_leave(w);
+			return rc;
 		}
 	}
-	drv_block_leave(w);
+	token_lookup(w, tokens[a.found], &qs, &c);
+	rc = consume(w, c, status);
+	if (rc == 0) {
+		tokens[a.found] = 0;
+		rc = a.found;
+	}
+	if (entered)
+		drv_block_leave(w);
 	return rc;
 }
 
