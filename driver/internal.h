@@ -150,6 +150,9 @@ int drv_free_slots(struct accdma_queue *q);
 int drv_poll(struct accdma_world *w);
 void drv_token_seed(struct accdma_world *w);
 
+/* token_dup.c */
+int drv_tokens_repeat(const accdma_token *tokens, int count);
+
 /* block.c */
 int drv_block_enter(struct accdma_world *w);
 void drv_block_leave(struct accdma_world *w);

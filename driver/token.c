@@ -8,8 +8,6 @@
  */
 #include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "driver/internal.h"
 
@@ -31,8 +29,6 @@
 #define WAIT_YIELD_EVERY 16 /* idle polls between yields while a waiter spins */
 #define WAIT_SLICE_NS 10000000ull /* a sleeping waiter looks again after this long */
 #define WAIT_ALL_KEEP 8     /* records accdma_wait_all() keeps from its check, not looked up twice */
-#define WAIT_ALL_PAIRWISE 8 /* accdma_wait_all() compares up to this many tokens pair by pair */
-#define WAIT_ALL_SET_LOCAL 512 /* entries of its duplicate set kept on the stack (256 tokens) */
 
 /* The host's view of the queue a (checked) token names: no walk through the arena's offsets. */
 static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
@@ -409,46 +405,6 @@ int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
 	return is_done(c) ? consume(w, c, status) : -EAGAIN;
 }
 
-/* Does a token appear twice in @tokens (of which the caller found no run of
- * strictly increasing slots, the common case)? Waiting on it twice would
- * consume it and then fail -ESTALE half-way, so accdma_wait_all() asks
- * before it consumes anything. A short list is compared pair by pair, a long
- * one through a small open-addressing set: one pass either way, no sort.
- * 1, 0, or -ENOMEM. */
-static int has_duplicates(const accdma_token *tokens, int count)
-{
-	accdma_token local[WAIT_ALL_SET_LOCAL], *set = local;
-	uint64_t size = 16;
-	int dup = 0;
-
-	if (count <= WAIT_ALL_PAIRWISE) {
-		for (int i = 1; i < count; i++)
-			for (int j = 0; j < i; j++)
-				if (tokens[i] == tokens[j])
-					return 1;
-		return 0;
-	}
-	while (size < 2 * (uint64_t)count)
-		size <<= 1;
-	if (size > WAIT_ALL_SET_LOCAL)
-		set = calloc(size, sizeof(*set));
-	else
-		memset(set, 0, size * sizeof(*set));
-	if (!set)
-		return -ENOMEM;
-	for (int i = 0; i < count && !dup; i++) {
-		/* tokens are never 0: 0 marks an empty entry */
-		uint64_t h = ((tokens[i] * 0x9e3779b97f4a7c15ull) >> 32) & (size - 1);
-
-		while (set[h] && !(dup = set[h] == tokens[i]))
-			h = (h + 1) & (size - 1);
-		set[h] = tokens[i];
-	}
-	if (set != local)
-		free(set);
-	return dup;
-}
-
 int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *statuses)
 {
@@ -473,7 +429,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			sorted = 0;
 	}
 	if (!sorted) {
-		rc = has_duplicates(tokens, count);
+		rc = drv_tokens_repeat(tokens, count);
 		if (rc)
 			return rc < 0 ? rc : -EINVAL;
 	}
