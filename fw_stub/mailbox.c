@@ -87,7 +87,7 @@ int fw_mailbox_poll(struct fw_device *fd)
 		answer(d, req, 0);
 		return 1;
 	default:
-		answer(d, req, -22 /* -EINVAL */);
+		answer(d, req, -EINVAL); /* an opcode this firmware does not know */
 		return 1;
 	}
 }

@@ -432,8 +432,7 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
  *
  * Only when nothing else waits on the queue and nothing older is unread: on
  * a busy queue the next pass reads a batch at once (a message per post would
- * hand the peer its ring lines one by one: -27 % on a windowed 8-byte
- * permute), and an older op may be a large send, an engine's to start.
+ * hand the peer its ring lines one by one, not a batch of them), and an older op may be a large send, an engine's to start.
  * Return: the descriptors read (0: left to the next pass).
  */
 int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count)

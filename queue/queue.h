@@ -156,7 +156,7 @@ struct q_rdv {
 };
 
 /* Bytes of one ring position. Two per cache line: a stream of small messages
- * costs the receiver one line for every two (BENCHMARKS.md section 17); a
+ * costs the receiver one line for every two instead of one for each; a
  * build may set 64 to compare. */
 #ifndef Q_EAGER_SLOT_BYTES
 #define Q_EAGER_SLOT_BYTES 32
@@ -577,12 +577,12 @@ void q_futex_wake(_Atomic uint32_t *addr);
  *
  * The membarrier can miss a CPU: Linux skips a CPU whose run queue says its
  * process is not registered, and a thread exiting there clears that mark
- * until a thread of another process runs on it (seen on 6.18:
- * tools/accdma-bw/probe/membarrier-probe.c). A kick from that CPU is then
+ * until a thread of another process runs on it
+ * (tools/accdma-bw/probe/membarrier-probe.c shows it). A kick from that CPU is then
  * fenced by nothing, and its store can still be on its way when the sleeper
  * looks. So no sleeper sleeps long on one look: it looks again after
  * Q_SLEEP_RECHECK_NS, when any store in flight has landed, and then every
- * check period (BENCHMARKS.md, "Library problems seen").
+ * check period (docs/design-notes.md, "No sleep is for good").
  */
 
 /* A sleeper's second look, after a first sleep this long (ns). */
