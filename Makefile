@@ -89,8 +89,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
-.PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man \
-        clean deps
+.PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)

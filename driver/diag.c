@@ -116,7 +116,8 @@ int accdma_pending(accdma_world *w, int dev, struct accdma_op_info *infos, int m
 				infos[n] = info;
 			n++;
 		}
-	qsort_r(infos, (size_t)(n < max ? n : max), sizeof(*infos), by_order, w);
+	if (n > 1 && max > 1) /* qsort_r's array must not be NULL, even for 0 elements */
+		qsort_r(infos, (size_t)(n < max ? n : max), sizeof(*infos), by_order, w);
 	/* Ops the engine has not read yet, behind a pending fence of their queue, are blocked by it. */
 	for (int k = 1; k < n && k < max; k++) {
 		struct accdma_op_info *p = &infos[k - 1], *i = &infos[k];

@@ -99,6 +99,11 @@ struct accdma_world {
 	int nlocal;
 	const struct drv_transport *tp; /* the transport (driver/transport.h) */
 	void *tp_state;                 /* and its own state, NULL if none */
+	/* Host threads blocked in a call on the world (a wait or a mailbox call),
+	 * and whether close has begun: close wakes them and waits for them to
+	 * leave before it frees what they read (drv_block_enter()). */
+	_Atomic uint32_t blocked;
+	_Atomic uint32_t closing;
 	struct accdma_world *next_closed;
 };
 
@@ -146,6 +151,21 @@ int drv_free_slots(struct accdma_queue *q);
 
 /* token.c */
 int drv_poll(struct accdma_world *w);
+void drv_token_seed(struct accdma_world *w);
+
+/* token_dup.c */
+int drv_tokens_repeat(const accdma_token *tokens, int count);
+
+/* block.c */
+int drv_block_enter(struct accdma_world *w);
+void drv_block_leave(struct accdma_world *w);
+int drv_block_shutdown(struct accdma_world *w);
+/** drv_closing() - has accdma_world_close() begun on @w? (relaxed: a blocked
+ * thread looks again and again, and the closer waits for it either way) */
+static inline int drv_closing(const struct accdma_world *w)
+{
+	return atomic_load_explicit(&w->closing, memory_order_relaxed) != 0;
+}
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 

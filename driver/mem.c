@@ -80,7 +80,10 @@ int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, acc
 
 	if (rc)
 		return rc;
-	if (!key || !addr || size == 0)
+	/* The engines address the region as addr + offset with offset + length
+	 * checked against size: a range that wraps the address space would pass
+	 * that check and point at address 0 onwards. */
+	if (!key || !addr || size == 0 || size - 1 > UINTPTR_MAX - (uintptr_t)addr)
 		return -EINVAL;
 	if (!w->tp->mem_register)
 		return -EOPNOTSUPP;

@@ -199,6 +199,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		q->mask = opts->queue_depth - 1;
 		q->waits_at_submit = UINT32_MAX; /* the first post is read inline */
 	}
+	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
 				     opts->membarrier, &w->devs[d].fw);
@@ -248,8 +249,14 @@ static void report_late_wakes(struct accdma_world *w)
 
 int accdma_world_close(accdma_world *w)
 {
+	int rc;
+
 	if (drv_world_check(w))
 		return -EBADF;
+	/* Threads blocked in waits leave first (-ESHUTDOWN): they read the arena. */
+	rc = drv_block_shutdown(w);
+	if (rc)
+		return rc;
 	report_late_wakes(w);
 	w->magic = DRV_DEAD_MAGIC;
 	for (int i = 0; i < w->opts.num_devices * w->opts.queues; i++)
