@@ -230,22 +230,23 @@ static void run_wait_bytes(int engines)
 	th_close(w);
 }
 
+/* One case per engine count (*state): an engine thread, and a polled device. */
 static void test_wait_bytes(void **state)
 {
-	(void)state;
-	run_wait_bytes(1);
-	run_wait_bytes(0);
+	run_wait_bytes(*(const int *)*state);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_register_wrap),
-		cmocka_unit_test(test_pending_no_room),
-		cmocka_unit_test(test_wait_all_duplicates),
-		cmocka_unit_test(test_token_of_other_world),
-		cmocka_unit_test(test_wait_bytes),
-	};
+	static const int engines[] = { 1, 0 };
+	struct th_cases cases = { 0 };
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	th_case(&cases, test_register_wrap, NULL, "test_register_wrap");
+	th_case(&cases, test_pending_no_room, NULL, "test_pending_no_room");
+	th_case(&cases, test_wait_all_duplicates, NULL, "test_wait_all_duplicates");
+	th_case(&cases, test_token_of_other_world, NULL, "test_token_of_other_world");
+	for (int i = 0; i < 2; i++)
+		th_case(&cases, test_wait_bytes, (void *)&engines[i], "test_wait_bytes/%d engines",
+			engines[i]);
+	return th_run_cases("test_loose_ends", &cases, NULL, NULL);
 }
