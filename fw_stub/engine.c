@@ -288,7 +288,8 @@ void fw_device_stop(struct fw_device *fd)
 }
 
 int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out)
+		    uint64_t spin_ns, int threads, int membarrier, const struct fw_host *host,
+		    struct fw_device **out)
 {
 	struct fw_device *fd = calloc(1, sizeof(*fd));
 	int rc = -ENOMEM;
@@ -297,6 +298,7 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 		return -ENOMEM;
 	fd->w = w;
 	fd->space = space;
+	fd->host = host;
 	fd->id = dev;
 	fd->sh = q_dev(w, dev);
 	fd->spin_ns = spin_ns;

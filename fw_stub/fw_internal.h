@@ -120,6 +120,7 @@ struct fw_engine {
 struct fw_device {
 	const struct q_arena *w;
 	const struct dma_space *space;
+	const struct fw_host *host;
 	struct q_dev_sh *sh;
 	uint32_t id;
 	uint64_t spin_ns;
