@@ -20,11 +20,14 @@
 #define FW_NAP_NS 1000000
 /* How long an idle engine sleeps before it looks on its own: the kicks that
  * wake it rely on fences across processes (q_kick_fence()), and one lost
- * wake-up must not leave a message in a ring for good. The
- * first look comes after Q_SLEEP_RECHECK_NS, then one every check period. */
+ * wake-up must not leave a message in a ring for good. The first look comes
+ * after Q_SLEEP_RECHECK_NS, the next after the check period, each later one
+ * after twice as long as the last, up to the longest: an idle engine wakes
+ * about once in that time. */
 #ifndef FW_SLEEP_CHECK_NS
 #define FW_SLEEP_CHECK_NS 10000000
 #endif
+#define FW_SLEEP_CHECK_MAX_NS 2000000000ll
 #define FW_RETRY_NS 1000000 /* a full table: look again after this long */
 
 /* One pass of an engine: a pending reset, the mailbox (engine 0), its share of a
@@ -229,13 +232,20 @@ static void *engine_main(void *arg)
 			/* The retry flag is read after the pass that sets it. */
 			if (atomic_load_explicit(&e->retry, memory_order_relaxed))
 				q_futex_wait(&e->sh->wake_seq, seq, FW_RETRY_NS);
-			/* Never asleep for good. The membarrier that makes a
-			 * peer's light kick safe can miss the kicker's CPU (a
-			 * kernel fault: queue.h, q_kick_fence()), leaving its stamp unseen
-			 * by our look above; it is in memory well within the
-			 * first, short sleep. The check period is the backstop. */
-			else if (!sleep_then_look(e, seq, Q_SLEEP_RECHECK_NS, 0) && !stopping(fd))
-				sleep_then_look(e, seq, FW_SLEEP_CHECK_NS, 1);
+			/* A kick that raced the announcement is covered by the
+			 * short first sleep: the membarrier that makes a peer's
+			 * light kick safe can miss the kicker's CPU (a kernel
+			 * fault: queue.h, q_kick_fence()), but the kicker's store
+			 * is in memory well within it, and any later kicker reads
+			 * `sleeping` set long before and wakes us. So the engine
+			 * then sleeps on, still announced, with a backstop look
+			 * that backs off to once a second: an idle world costs
+			 * next to nothing, and a wake-up lost to a fault nobody
+			 * foresaw still ends (counted in late_wakes). */
+			else if (!sleep_then_look(e, seq, Q_SLEEP_RECHECK_NS, 0))
+				for (int64_t ns = FW_SLEEP_CHECK_NS;
+				     !stopping(fd) && !sleep_then_look(e, seq, ns, 1);)
+					ns = ns < FW_SLEEP_CHECK_MAX_NS / 2 ? 2 * ns : FW_SLEEP_CHECK_MAX_NS;
 		}
 		atomic_store_explicit(&e->sh->sleeping, 0, memory_order_relaxed);
 		idle_since = 0;

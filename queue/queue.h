@@ -323,8 +323,9 @@ void q_futex_wake(_Atomic uint32_t *addr);
  * (tools/accdma-bw/probe/membarrier-probe.c shows it). A kick from that CPU is then
  * fenced by nothing, and its store can still be on its way when the sleeper
  * looks. So no sleeper sleeps long on one look: it looks again after
- * Q_SLEEP_RECHECK_NS, when any store in flight has landed, and then every
- * check period (docs/design-notes.md, "No sleep is for good").
+ * Q_SLEEP_RECHECK_NS, when any store in flight has landed; an engine then
+ * sleeps on with a backstop look that backs off to once in two seconds
+ * (docs/design-notes.md, "No sleep is for good").
  */
 
 /* A sleeper's second look, after a first sleep this long (ns). */

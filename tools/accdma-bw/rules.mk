@@ -25,6 +25,11 @@ ALL_TARGETS += $(B)/bare-loop
 $(B)/bare-loop: tools/accdma-bw/probe/bare-loop.c $(B)/libaccdma.a include/accdma.h
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
+# CPU an open world with nothing posted uses, at 2..1024 devices (BENCHMARKS.md)
+ALL_TARGETS += $(B)/idle-cpu
+$(B)/idle-cpu: tools/accdma-bw/probe/idle-cpu.c $(B)/libaccdma.a include/accdma.h
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
+
 # Smoke sweep: every pattern, chain and fence modes, a few sizes (including one that
 # is split into chunks by the engines), then sync mode (the host waits on every fence)
 # on every pattern, with the cases a lock-step wait would deadlock on (an odd ring and
