@@ -61,7 +61,7 @@ TEST_HELPERS := $(wildcard tests/helpers/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
-CHECK_STEPS := check-unit
+CHECK_STEPS := check-unit check-seams
 ifeq ($(SAN),)
 CHECK_STEPS += check-install
 endif
@@ -70,7 +70,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk)
 
-.PHONY: all check check-unit check-install install clean deps
+.PHONY: all check check-unit check-seams check-install install clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
@@ -104,6 +104,9 @@ check-unit: $(TEST_BINS)
 	  if ! timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
+
+check-seams:
+	@bash tests/check-seams.sh
 
 check-install: $(B)/libaccdma.so $(B)/libaccdma.a
 	@bash tests/check-install.sh $(B)

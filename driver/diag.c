@@ -360,3 +360,27 @@ int accdma_stall_report(accdma_world *w, void *out)
 	}
 	return total;
 }
+
+/**
+ * drv_log_timeout() - a wait on @t timed out after @ms: with log_level >= 1,
+ * name the stuck op and any wait-for cycle on stderr.
+ * @w: the world. @t: the token waited for. @ms: how long.
+ */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
+{
+	struct accdma_op_info info;
+	char line[512];
+	int cycle[16], len;
+
+	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
+		return;
+	accdma_op_describe(&info, line, sizeof(line));
+	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
+	len = accdma_find_cycle(w, cycle, 16);
+	if (len > 0) {
+		fprintf(stderr, "accdma: devices waiting on each other:");
+		for (int i = 0; i < len && i < 16; i++)
+			fprintf(stderr, " %d ->", cycle[i]);
+		fprintf(stderr, " %d%s\n", cycle[0], len > 16 ? " (cycle shortened)" : "");
+	}
+}

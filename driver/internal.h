@@ -50,6 +50,9 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* Bytes allocated: the budget is checked against this private count
+	 * (a peer can scribble on the arena's copy, which the mailbox reports). */
+	_Atomic uint64_t mem_used;
 	/* The regions as this process made them: what it frees and reports,
 	 * never the shared table's copy, which a peer process can scribble on. */
 	struct drv_region {
@@ -166,10 +169,14 @@ static inline int drv_closing(const struct accdma_world *w)
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
+/* diag.c */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms);
+
 /* mailbox.c */
 int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd);
 
 /* opts.c */
 int drv_parse_numa_map(const char *s, int *map, int n);
+const char *drv_env(const char *name);
 
 #endif /* ACCDMA_DRIVER_INTERNAL_H */

@@ -45,6 +45,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 {
 	struct q_dev_sh *ds;
+	struct drv_dev *dd;
 	uint64_t off = 0;
 	void *p = NULL;
 	int rc = drv_dev_check(w, dev);
@@ -54,8 +55,10 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 	if (!key || size == 0)
 		return -EINVAL;
 	ds = q_dev(&w->a, (uint32_t)dev);
-	if (atomic_fetch_add(&ds->mem_used, size) + size > w->opts.mem_size) {
-		atomic_fetch_sub(&ds->mem_used, size);
+	dd = &w->devs[dev];
+	if (size > w->opts.mem_size || atomic_fetch_add(&dd->mem_used, size) + size > w->opts.mem_size) {
+		if (size <= w->opts.mem_size)
+			atomic_fetch_sub(&dd->mem_used, size);
 		return -ENOMEM;
 	}
 	rc = w->tp->mem_alloc(w, dev, size, &off, &p);
@@ -65,7 +68,8 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 			w->tp->mem_free(w, dev, off, p, size);
 	}
 	if (rc)
-		atomic_fetch_sub(&ds->mem_used, size);
+		atomic_fetch_sub(&dd->mem_used, size);
+	atomic_store(&ds->mem_used, atomic_load(&dd->mem_used));
 	return rc;
 }
 
@@ -137,7 +141,8 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	atomic_store_explicit(&r->key, 0, memory_order_release);
 	if (!mine->registered) {
 		w->tp->mem_free(w, dev, mine->offset, mine->addr, mine->size);
-		atomic_fetch_sub(&q_dev(&w->a, (uint32_t)dev)->mem_used, mine->size);
+		atomic_fetch_sub(&dd->mem_used, mine->size);
+		atomic_store(&q_dev(&w->a, (uint32_t)dev)->mem_used, atomic_load(&dd->mem_used));
 	}
 	mine->key = 0;
 	pthread_mutex_unlock(&dd->mem_lock);

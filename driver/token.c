@@ -330,26 +330,6 @@ static int cpl_done(void *arg)
 	return is_done(arg);
 }
 
-/* log_level >= 1: name the stuck op and any wait-for cycle on stderr. */
-static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
-{
-	struct accdma_op_info info;
-	char line[512];
-	int cycle[16], len;
-
-	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
-		return;
-	accdma_op_describe(&info, line, sizeof(line));
-	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
-	len = accdma_find_cycle(w, cycle, 16);
-	if (len > 0) {
-		fprintf(stderr, "accdma: devices waiting on each other:");
-		for (int i = 0; i < len && i < 16; i++)
-			fprintf(stderr, " %d ->", cycle[i]);
-		fprintf(stderr, " %d%s\n", cycle[0], len > 16 ? " (cycle shortened)" : "");
-	}
-}
-
 /* accdma_wait() and accdma_wait_bytes(): the op's record is read only while
  * the thread is either on the fast path (the op found done) or registered. */
 static inline __attribute__((always_inline)) int
@@ -371,7 +351,7 @@ wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 	wc.token = t;
 	rc = sleep_until(w, q_token_dev(t), cpl_done, c, &wc);
 	if (rc == -ETIMEDOUT)
-		log_timeout(w, t, wc.ms);
+		drv_log_timeout(w, t, wc.ms);
 	else if (rc == 0)
 		rc = consume_bytes(w, c, status, bytes);
 	drv_block_leave(w);
@@ -451,7 +431,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 					if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
 						tokens[j] = 0;
 				}
-				log_timeout(w, tokens[i], wc.ms);
+				drv_log_timeout(w, tokens[i], wc.ms);
 				rc = -ETIMEDOUT;
 				goto out;
 			}
@@ -534,7 +514,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		if (rc) {
 			for (int i = 0; rc == -ETIMEDOUT && i < count; i++)
 				if (tokens[i]) {
-					log_timeout(w, tokens[i], ms);
+					drv_log_timeout(w, tokens[i], ms);
 					break;
 				}
 			drv_block_leave(w);

@@ -56,14 +56,14 @@ static int opts_valid(const struct accdma_world_opts *o)
 static int setup_numa(struct accdma_world *w)
 {
 	int n = w->opts.num_devices, nodes = dma_numa_nodes();
-	const char *env = getenv("ACCDMA_NUMA_MAP");
+	const char *env = drv_env("ACCDMA_NUMA_MAP");
 
 	w->numa_map = calloc((size_t)n, sizeof(int));
 	if (!w->numa_map)
 		return -ENOMEM;
 	if (w->opts.numa_map)
 		memcpy(w->numa_map, w->opts.numa_map, (size_t)n * sizeof(int));
-	else if (env && *env) {
+	else if (env) {
 		if (drv_parse_numa_map(env, w->numa_map, n)) {
 			if (w->opts.log_level >= 1)
 				fprintf(stderr, "accdma: ACCDMA_NUMA_MAP='%s': expected a comma list of "
@@ -118,7 +118,6 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	const struct drv_transport *tp;
 	struct accdma_world_opts defaults;
 	struct accdma_world *w;
-	const char *spin = getenv("ACCDMA_SPIN_US");
 	int rc, nq;
 
 	if (!out)
@@ -137,11 +136,12 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 				(int)opts->transport);
 		return -EPROTONOSUPPORT;
 	}
-	if (fw_fault_from_env()) {
+	if (fw_fault_parse(drv_env("ACCDMA_FAULT"))) {
 		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
-				"fetch, match, exec, copy, zero, kick, wake\n", getenv("ACCDMA_FAULT"));
+				"fetch, match, exec, copy, zero, kick, wake\n", drv_env("ACCDMA_FAULT"));
 		return -EINVAL;
 	}
+	q_trace_set_out(drv_env("ACCDMA_TRACE_OUT"));
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -151,8 +151,8 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	w->threaded = opts->engines > 0;
 	if (!w->threaded)
 		w->opts.engines = 1;
-	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
-	w->host_poll = !(getenv("ACCDMA_POLL") && !strcmp(getenv("ACCDMA_POLL"), "0"));
+	w->spin_ns = opts->spin_us > 0 ? (uint64_t)opts->spin_us * 1000 : 0;
+	w->host_poll = opts->host_poll != 0;
 	rc = setup_numa(w);
 	if (rc)
 		goto fail;
@@ -202,7 +202,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
-				     &w->devs[d].fw);
+				     opts->membarrier, &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}

@@ -21,15 +21,18 @@ static __attribute__((noinline)) void wake_host_waiters(const struct q_arena *w,
 	}
 }
 
-/*
- * Write an op's final status and publish it. @own: the caller is the engine
- * that owns the op's queue (in a pass, so alone), which counts it with a
- * plain add; any other engine counts with a locked one. @kick_all: also wake
- * the device's engines (the op belongs to another engine, or another queue
- * may depend on it).
+/**
+ * fw_complete_record() - write an op's final status and publish it.
+ * @w: the arena. @d/@qs/@c: the op's device, queue and completion record.
+ * @st/@bytes: its outcome.
+ * @own: the caller is the engine that owns the op's queue (in a pass, so
+ *       alone), which counts it with a plain add; any other engine counts
+ *       with a locked one.
+ * @kick_all: also wake the device's engines (the op belongs to another
+ *            engine, or another queue may depend on it).
  */
-static void complete(const struct q_arena *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
-		     enum accdma_status st, uint64_t bytes, int own, int kick_all)
+void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
+			enum accdma_status st, uint64_t bytes, int own, int kick_all)
 {
 	uint32_t cq, any;
 
@@ -70,7 +73,7 @@ static void complete(const struct q_arena *w, struct q_dev_sh *d, struct q_queue
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes)
 {
-	complete(fd->w, fd->sh, q->sh, &q->cpl[op->slot], st, bytes, 1, fd->nengines > 1);
+	fw_complete_record(fd->w, fd->sh, q->sh, &q->cpl[op->slot], st, bytes, 1, fd->nengines > 1);
 }
 
 /**
@@ -89,20 +92,4 @@ void fw_op_finish(struct fw_device *fd, struct fw_op *op)
 		op->deps_held = 0;
 	}
 	op->state = FW_OP_DONE;
-}
-
-/**
- * fw_complete_waiting() - complete an op that was waiting in a rendezvous
- * table, on behalf of its owning engine.
- * @w: the arena. @dev/@queue/@slot: the waiting op. @st/@bytes: its outcome.
- *
- * The owner holds nothing by then (dependencies were released when the op
- * became ready), so the slot may be reused as soon as the host consumes the
- * token: a host that waits and posts again never finds its queue full. The
- * owner notices from the slot's generation and state and forgets the op.
- */
-void fw_complete_waiting(const struct q_arena *w, uint32_t dev, uint32_t queue, uint32_t slot,
-			 enum accdma_status st, uint64_t bytes)
-{
-	complete(w, q_dev(w, dev), q_queue(w, dev, queue), &q_cpls(w, dev, queue)[slot], st, bytes, 0, 1);
 }

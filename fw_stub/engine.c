@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 /* How long an engine naps while a host thread polls its device. */
 #define FW_NAP_NS 1000000
@@ -86,22 +87,6 @@ void fw_device_poll_begin(struct fw_device *fd)
 {
 	if (fd)
 		atomic_fetch_add_explicit(&fd->pollers, 1, memory_order_relaxed);
-}
-
-/**
- * fw_wake_nappers() - cut short the nap of the device's napping engines.
- * @fd: the device.
- * The caller published what they should see with a seq_cst access (pairs with
- * engine_nap(): either it sees that, or we see it napping).
- */
-void fw_wake_nappers(struct fw_device *fd)
-{
-	for (uint32_t e = 0; e < fd->nengines; e++) {
-		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
-			continue;
-		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
-		q_futex_wake(&fd->sh->engines[e].wake_seq);
-	}
 }
 
 void fw_device_poll_end(struct fw_device *fd, int wake)
@@ -287,6 +272,7 @@ void fw_device_stop(struct fw_device *fd)
 		pthread_join(fd->engines[e].thread, NULL);
 	}
 	fw_eager_fini(fd);
+	fw_peer_fini(fd);
 	for (uint32_t q = 0; fd->queues && q < fd->w->g.nq; q++) {
 		free(fd->queues[q].ops);
 		free(fd->queues[q].pend);
@@ -299,7 +285,7 @@ void fw_device_stop(struct fw_device *fd)
 }
 
 int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, struct fw_device **out)
+		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out)
 {
 	struct fw_device *fd = calloc(1, sizeof(*fd));
 	int rc = -ENOMEM;
@@ -320,6 +306,8 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 		if (queue_init(fd, &fd->queues[q], q))
 			goto fail;
 	rc = fw_eager_init(fd);
+	if (!rc)
+		rc = fw_peer_init(fd);
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
@@ -339,7 +327,7 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 	}
 	fd->sh->polled = !threads; /* before any op can be posted to it */
 	/* this process's sleepers will issue the membarrier: peers may kick light */
-	atomic_store(&fd->sh->asym, (uint32_t)q_asym_register());
+	atomic_store(&fd->sh->asym, (uint32_t)q_asym_register(membarrier));
 	for (uint32_t e = 0; !threads && e < fd->nengines; e++)
 		atomic_store(&fd->sh->engines[e].running, 1); /* polled: alive while the device is */
 	for (uint32_t e = 0; threads && e < fd->nengines; e++) {

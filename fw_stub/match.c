@@ -18,6 +18,7 @@
 #include <sched.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 {
@@ -40,8 +41,7 @@ static void rdv_unlock(struct q_dev_sh *d)
  * is reachable, so the table is consistent). */
 static int holder_gone(const struct fw_device *fd, uint32_t v)
 {
-	return v > fd->w->g.ndev ||
-	       atomic_load_explicit(&q_dev(fd->w, v - 1)->lost, memory_order_acquire) != Q_DEV_ALIVE;
+	return v > fd->w->g.ndev || fw_peer_lost(fd, v - 1);
 }
 
 /* Take @d's table lock. Held for a hash lookup: spin, yielding the core to
@@ -141,7 +141,7 @@ static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, struct
 }
 
 /* The table that pairs this op: the receiving device's (its index). */
-static uint32_t rdv_home(struct fw_device *fd, const struct fw_op *op, int32_t *src)
+static uint32_t rdv_home(const struct fw_device *fd, const struct fw_op *op, int32_t *src)
 {
 	if (op->d.kind == ACCDMA_OP_SEND) {
 		*src = (int32_t)fd->id;
@@ -149,6 +149,16 @@ static uint32_t rdv_home(struct fw_device *fd, const struct fw_op *op, int32_t *
 	}
 	*src = op->d.peer;
 	return fd->id;
+}
+
+/* Device @dev's rendezvous table (lent by the peer seam) and its header. */
+static struct q_rdv *table_of(const struct fw_device *fd, uint32_t dev, struct q_dev_sh **home)
+{
+	struct fw_rdv r;
+
+	fw_peer_rdv(fd, dev, &r);
+	*home = r.sh;
+	return r.t;
 }
 
 /* What the partner needs to move the data and complete this op. */
@@ -179,7 +189,7 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 		return ACCDMA_ST_TRUNCATED;
 	/* The waiting side was validated by its own engine; resolve it in this
 	 * process's address space (and re-check: its region may have been freed). */
-	st = dma_resolve(fd->space, fd->w, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
+	st = fw_peer_range(fd, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
 	if (st != ACCDMA_OK)
 		return ACCDMA_ST_PEER_ERROR;
 	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
@@ -194,13 +204,7 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
  * touching the op it names, check that it names a posted slot of the arena. */
 static int mate_slot_ok(const struct fw_device *fd, const struct q_rdv *m)
 {
-	const struct q_geom *g = &fd->w->g;
-	const struct q_cpl *c;
-
-	if (m->dev < 0 || (uint32_t)m->dev >= g->ndev || m->queue >= g->nq || m->slot >= g->depth)
-		return 0;
-	c = &q_cpls(fd->w, (uint32_t)m->dev, m->queue)[m->slot];
-	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+	return fw_peer_op_posted(fd, m->dev, m->queue, m->slot);
 }
 
 /* ... and, for a partner, that it is an op of @op's peer. */
@@ -212,11 +216,9 @@ static int mate_valid(const struct fw_device *fd, const struct fw_op *op, const 
 /* Tell a waiting recv (named by @m) that its send now waits in the table for
  * the recv's engine to copy it. Under the table's lock: whoever takes the lock
  * next and finds the send's entry also sees the flag. */
-static void handoff_flag(const struct q_arena *w, const struct q_rdv *m)
+static void handoff_flag(const struct fw_device *fd, const struct q_rdv *m)
 {
-	struct q_cpl *c = &q_cpls(w, (uint32_t)m->dev, m->queue)[m->slot];
-
-	atomic_store_explicit(&c->handoff, 1, memory_order_release);
+	fw_peer_handoff(fd, (uint32_t)m->dev, m->queue, m->slot);
 }
 
 /* Hand off only to a device with engine threads: a polled device moves only
@@ -225,7 +227,7 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
 {
 	return op->d.kind == ACCDMA_OP_SEND && op->d.length >= FW_HANDOFF_MIN && !m->failed &&
 	       m->side == ACCDMA_OP_RECV && mate_valid(fd, op, m) &&
-	       !q_dev(fd->w, (uint32_t)m->dev)->polled;
+	       !fw_peer_polled(fd, (uint32_t)m->dev);
 }
 
 /**
@@ -238,8 +240,8 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 {
 	int32_t src;
 	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
-	struct q_dev_sh *home = q_dev(fd->w, hid);
-	struct q_rdv *t = q_rdv_table(fd->w, hid), *e, mate;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
 	enum accdma_status st;
 	uint64_t bytes;
 
@@ -256,7 +258,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		rdv_unlock(home);
 		/* A send waits: its recv may be parked, and its engine asleep. */
 		if (e && op->d.kind == ACCDMA_OP_SEND)
-			q_device_kick(home, 0, fd->w->g.engines);
+			fw_peer_kick(fd, hid);
 		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
 	}
 	mate = *e;
@@ -267,9 +269,9 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		rdv_fill(home, e, fd, q, op);
 		op->state = FW_OP_PEER;
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
-		handoff_flag(fd->w, &mate);
+		handoff_flag(fd, &mate);
 		rdv_unlock(home);
-		q_device_kick(q_dev(fd->w, (uint32_t)mate.dev), 0, fd->w->g.engines); /* it may sleep */
+		fw_peer_kick(fd, (uint32_t)mate.dev); /* it may sleep */
 		return FW_ARRIVE_WAIT;
 	}
 	rdv_remove(home, t, cap, e);
@@ -292,7 +294,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		st = rdv_transfer(fd, op, &mate, &bytes);
 	}
 	if (mate_slot_ok(fd, &mate))
-		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
+		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
 	fw_complete_own(fd, q, op, st, bytes);
 	return FW_ARRIVE_DONE;
 }
@@ -308,8 +310,8 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 {
 	int32_t src;
 	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
-	struct q_dev_sh *home = q_dev(fd->w, hid);
-	struct q_rdv *t = q_rdv_table(fd->w, hid), *e, mate;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
 
 	(void)q;
 	if (rdv_lock(fd, home))
@@ -320,7 +322,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 		rdv_remove(home, t, cap, e);
 		rdv_unlock(home);
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
-			fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
+			fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot,
 					    ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
@@ -333,7 +335,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 	rdv_unlock(home);
 	/* A failed send's marker: its recv may be parked, and its engine asleep. */
 	if (e && op->d.kind == ACCDMA_OP_SEND)
-		q_device_kick(home, 0, fd->w->g.engines);
+		fw_peer_kick(fd, hid);
 }
 
 /**
@@ -346,8 +348,8 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
 {
 	int32_t src;
 	uint32_t hid = rdv_home(fd, op, &src);
-	struct q_dev_sh *home = q_dev(fd->w, hid);
-	struct q_rdv *t = q_rdv_table(fd->w, hid), *e;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e;
 	int taken = 0;
 
 	if (rdv_lock(fd, home))
@@ -372,18 +374,19 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
  */
 int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate)
 {
-	struct q_rdv *t = q_rdv_table(fd->w, fd->id), *e;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, fd->id, &home), *e;
 
-	if (rdv_lock(fd, fd->sh))
+	if (rdv_lock(fd, home))
 		return 0;
 	e = rdv_find(t, fd->w->g.rdv_cap, src, tag, seq);
 	if (!e || e->side != ACCDMA_OP_RECV) {
-		rdv_unlock(fd->sh);
+		rdv_unlock(home);
 		return 0; /* a send entry here would be a corrupt ring: leave it to its recv */
 	}
 	*mate = *e;
-	rdv_remove(fd->sh, t, fd->w->g.rdv_cap, e);
-	rdv_unlock(fd->sh);
+	rdv_remove(home, t, fd->w->g.rdv_cap, e);
+	rdv_unlock(home);
 	if (mate->failed || mate->dev != (int32_t)fd->id || !mate_slot_ok(fd, mate))
 		return -1;
 	return 1;
@@ -399,22 +402,23 @@ int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_
  */
 int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	struct q_rdv *t = q_rdv_table(fd->w, fd->id), *e, mate;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, fd->id, &home), *e, mate;
 	struct q_cpl *c = &q->cpl[op->slot];
 
-	if (rdv_lock(fd, fd->sh))
+	if (rdv_lock(fd, home))
 		return 0;
 	e = rdv_find(t, fd->w->g.rdv_cap, op->d.peer, op->d.tag, op->d.seq);
 	if (!e || e->side != ACCDMA_OP_SEND || e->failed ||
 	    !atomic_load_explicit(&c->handoff, memory_order_acquire)) {
-		rdv_unlock(fd->sh);
+		rdv_unlock(home);
 		return 0;
 	}
 	mate = *e;
-	rdv_remove(fd->sh, t, fd->w->g.rdv_cap, e);
+	rdv_remove(home, t, fd->w->g.rdv_cap, e);
 	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
-	rdv_unlock(fd->sh);
+	rdv_unlock(home);
 	if (mate_valid(fd, op, &mate))
-		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
+		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
 }

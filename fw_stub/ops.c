@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 
 static int is_pair_op(const struct fw_op *op)
@@ -21,7 +22,7 @@ static int is_pair_op(const struct fw_op *op)
 
 /*
  * An op waiting at the rendezvous is completed by its partner's engine, which
- * also drops this engine's reference (fw_complete_waiting): the slot may be
+ * also drops this engine's reference (fw_peer_complete()): the slot may be
  * free, or reused, by the time we look. It is still ours only while its
  * generation is unchanged and it is not done.
  */
@@ -60,12 +61,12 @@ static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t sl
 /* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
  * by that process or a survivor's monitor, which then kicks the engines.
  * Called for every waiting op in every pass: the world's lost_any is read
- * first, so with nobody lost no peer's line is touched. */
+ * first, so with nobody lost the peer seam is not asked. */
 static inline int peer_lost(const struct fw_device *fd, int32_t peer)
 {
 	return atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) && peer >= 0 &&
 	       (uint32_t)peer < fd->w->g.ndev && (uint32_t)peer != fd->id &&
-	       atomic_load_explicit(&q_dev(fd->w, (uint32_t)peer)->lost, memory_order_acquire);
+	       fw_peer_lost(fd, (uint32_t)peer);
 }
 
 /* An op waiting at the rendezvous whose peer is gone completes PEER_LOST. If
@@ -241,22 +242,6 @@ static void release_deps(struct fw_device *fd, struct fw_op *op)
 	op->deps_held = 0;
 }
 
-/* A one-sided write: check the target against the peer's key and bounds, then copy. */
-static enum accdma_status run_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
-{
-	void *dst;
-	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
-					    op->d.remote_offset, op->d.length, 0, &dst);
-
-	*bytes = 0;
-	if (st != ACCDMA_OK)
-		return st;
-	if (fw_copy(fd, dst, op->addr, op->d.length))
-		return ACCDMA_ST_DMA_ERROR;
-	*bytes = op->d.length;
-	return ACCDMA_OK;
-}
-
 /* The rendezvous step of a ready send or recv (a recv looks in its sender's
  * ring first; @lost: its peer is gone). Returns 1 if it completed here. */
 static inline int arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int lost)
@@ -311,7 +296,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 		return arrive(fd, q, op, 0);
 	case ACCDMA_OP_WRITE:
-		st = run_write(fd, op, &bytes);
+		st = fw_peer_write(fd, op, &bytes); /* checked against the target's key and bounds */
 		break;
 	case ACCDMA_OP_ZERO:
 		st = dma_zero(op->addr, op->d.length) ? ACCDMA_ST_DMA_ERROR : ACCDMA_OK;

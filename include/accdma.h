@@ -125,6 +125,14 @@ typedef int (*accdma_exec_fn)(void *arg);
  *               more than ACCDMA_EAGER_MAX_DEVICES devices have no rings; worlds of
  *               more than 16 have shallow ones (4 KiB) that take at most 488 bytes.
  *               accdma_device_info() reports what a world uses.
+ * @spin_us:     how long an idle engine spins (yielding) before it sleeps, in µs (default 50).
+ * @host_poll:   1 (default): a waiting host thread runs idle engine passes itself
+ *               while the engine threads nap, and a post with a small send to an
+ *               idle queue reads it at once; 0: only engine threads do.
+ * @membarrier:  1 (default): sleepers issue membarrier() so that kickers fence
+ *               lightly; 0: both sides use full fences. The first world a process
+ *               opens with 1 registers the process; a world opened with 0 never
+ *               relies on it.
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;
@@ -142,6 +150,9 @@ struct accdma_world_opts {
 	int master_port;
 	int64_t peer_timeout_ms;
 	int eager_max;
+	int64_t spin_us;
+	int host_poll;
+	int membarrier;
 };
 
 /** Largest eager_max a world accepts, in bytes. */
@@ -485,13 +496,13 @@ int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, ac
  * thread of this process that is inside accdma_wait(), accdma_wait_bytes(),
  * accdma_wait_all() or accdma_wait_any() on any token of the world (not only
  * this op's) while it polls: during the first part of every wait when host
- * polling is on (ACCDMA_POLL unset or 1, the default), for the whole wait on
- * a polled device (engines = 0), where accdma_test() and the mailbox calls
- * run passes too. It never runs inside accdma_post(). So @fn must not take a
+ * polling is on (host_poll in struct accdma_world_opts, ACCDMA_POLL; 1 by
+ * default), for the whole wait on a polled device (engines = 0), where
+ * accdma_test() and the mailbox calls run passes too. It never runs inside accdma_post(). So @fn must not take a
  * lock that a thread may hold while it waits on this world: that thread may
  * be the one running @fn, and the lock deadlocks (or, if recursive, lets @fn
  * in mid-way through the waiter's critical section). With engine threads and
- * ACCDMA_POLL=0 no host thread runs a pass, so @fn runs only on an engine
+ * host_poll = 0 no host thread runs a pass, so @fn runs only on an engine
  * thread and may take such a lock: it then blocks that engine (and the other
  * queues it serves) until the waiter releases the lock, so the waiter must
  * not wait, with the lock held, for this op or for an op behind it on that

@@ -592,10 +592,14 @@ void q_futex_wake(_Atomic uint32_t *addr);
 
 /**
  * q_asym_register() - register this process for asymmetric fences, once.
+ * @allow: the world may use them (opts.membarrier); 0 asks nothing.
  * Return: 1 if its kicks may be light and its sleepers will issue the
- * membarrier; 0 if not (ACCDMA_MEMBARRIER=0, or the kernel says no).
+ * membarrier; 0 if not (not allowed, or the kernel says no).
  */
-int q_asym_register(void);
+int q_asym_register(int allow);
+
+/** q_asym_registered() - 1 if this process has registered (q_asym_register()). */
+int q_asym_registered(void);
 
 /**
  * q_kick_fence() - the kicker's fence, after publishing work for device @d's
