@@ -20,7 +20,8 @@
 #include "dma/dma.h"
 
 /* Copies from this size up stream past the cache. A build may move it
- * (-DDMA_NT_THRESHOLD=...; BENCHMARKS.md measures with it out of reach). */
+ * (-DDMA_NT_THRESHOLD=...): below it a round over hot buffers gains more from
+ * its destination staying in the cache than a cold stream gains from streaming. */
 #ifndef DMA_NT_THRESHOLD
 #define DMA_NT_THRESHOLD (1u << 20)
 #endif
@@ -78,8 +79,8 @@ __attribute__((target("avx2"))) static void copy_nt_avx2(char *dst, const char *
 }
 
 /* The same with one store a line, four lines a step: the write-combining
- * buffer gets each line whole at once (2 vCPUs of a Xeon: 18-19 GB/s in all
- * against 14-15 with 16-byte stores; BENCHMARKS.md section 16). */
+ * buffer gets each line whole at once, so fewer partial lines reach memory
+ * than with narrower stores. */
 __attribute__((target("avx512f"))) static void copy_nt_avx512(char *dst, const char *src, uint64_t len)
 {
 	for (; len >= 256; len -= 256, dst += 256, src += 256) {

@@ -20,7 +20,7 @@
 #define FW_NAP_NS 1000000
 /* How long an idle engine sleeps before it looks on its own: the kicks that
  * wake it rely on fences across processes (q_kick_fence()), and one lost
- * wake-up must not leave a message in a ring for good (BENCHMARKS.md). The
+ * wake-up must not leave a message in a ring for good. The
  * first look comes after Q_SLEEP_RECHECK_NS, then one every check period. */
 #ifndef FW_SLEEP_CHECK_NS
 #define FW_SLEEP_CHECK_NS 10000000
@@ -74,21 +74,15 @@ static int engine_try_pass(struct fw_engine *e)
 	return progress;
 }
 
-/**
- * fw_device_poll() - run a pass of each of the device's engines that is idle.
- * @fd: the device (NULL is ignored).
- *
- * A waiting host thread calls this instead of idling, as a polled driver
- * drives its device: on a machine with fewer cores than threads, the work
- * then needs no hand-off to an engine thread. Hardware would ignore it.
- * Return: non-zero if any engine made progress.
- */
+/* fw_device_poll_begin(): the poller count makes the engine threads nap
+ * (engine_nap()) rather than compete with the polling host for the core. */
 void fw_device_poll_begin(struct fw_device *fd)
 {
 	if (fd)
 		atomic_fetch_add_explicit(&fd->pollers, 1, memory_order_relaxed);
 }
 
+/* fw_device_poll_end(): @wake cuts the nap short when the poller leaves work behind. */
 void fw_device_poll_end(struct fw_device *fd, int wake)
 {
 	if (!fd)
@@ -98,6 +92,15 @@ void fw_device_poll_end(struct fw_device *fd, int wake)
 		fw_wake_nappers(fd);
 }
 
+/**
+ * fw_device_poll() - run a pass of each of the device's engines that is idle.
+ * @fd: the device (NULL is ignored).
+ *
+ * A waiting host thread calls this instead of idling, as a polled driver
+ * drives its device: on a machine with fewer cores than threads, the work
+ * then needs no hand-off to an engine thread. Hardware would ignore it.
+ * Return: non-zero if any engine made progress.
+ */
 int fw_device_poll(struct fw_device *fd)
 {
 	int progress = 0;
@@ -162,7 +165,7 @@ static void engine_nap(struct fw_engine *e)
  * so is a wake-up that never came: counted (the stall report and world close
  * print it). Not after the short first sleep: what turns up there is mostly
  * work whose kick is late, not lost (its completer woke a host waiter first,
- * which can take its core; BENCHMARKS.md), and counting it would cry wolf.
+ * which can take its core), and counting it would cry wolf.
  * Return: 1 if woken or the look moved something (go round the loop), 0 if
  * still idle.
  */
@@ -228,7 +231,7 @@ static void *engine_main(void *arg)
 				q_futex_wait(&e->sh->wake_seq, seq, FW_RETRY_NS);
 			/* Never asleep for good. The membarrier that makes a
 			 * peer's light kick safe can miss the kicker's CPU (a
-			 * kernel fault, BENCHMARKS.md), leaving its stamp unseen
+			 * kernel fault: queue.h, q_kick_fence()), leaving its stamp unseen
 			 * by our look above; it is in memory well within the
 			 * first, short sleep. The check period is the backstop. */
 			else if (!sleep_then_look(e, seq, Q_SLEEP_RECHECK_NS, 0) && !stopping(fd))
@@ -285,7 +288,8 @@ void fw_device_stop(struct fw_device *fd)
 }
 
 int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out)
+		    uint64_t spin_ns, int threads, int membarrier, const struct fw_host *host,
+		    struct fw_device **out)
 {
 	struct fw_device *fd = calloc(1, sizeof(*fd));
 	int rc = -ENOMEM;
@@ -294,6 +298,7 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 		return -ENOMEM;
 	fd->w = w;
 	fd->space = space;
+	fd->host = host;
 	fd->id = dev;
 	fd->sh = q_dev(w, dev);
 	fd->spin_ns = spin_ns;

@@ -120,6 +120,7 @@ struct fw_engine {
 struct fw_device {
 	const struct q_arena *w;
 	const struct dma_space *space;
+	const struct fw_host *host;
 	struct q_dev_sh *sh;
 	uint32_t id;
 	uint64_t spin_ns;
@@ -166,9 +167,9 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q);
 
 /* match.c */
 /* Sends this large are copied by their recv's engine: every send too large to go
- * eagerly (ACCDMA_EAGER_MAX is at most 1 KiB). Over shm this doubles to
- * quadruples a 32-512 KiB permute against "the second to arrive copies"
- * (BENCHMARKS.md). */
+ * eagerly (ACCDMA_EAGER_MAX is at most 1 KiB). Over shm each process then
+ * copies what it receives, where "the second to arrive copies" left one
+ * process copying both directions while the other idled. */
 #define FW_HANDOFF_MIN (1u << 11)
 enum fw_arrive { FW_ARRIVE_DONE, FW_ARRIVE_WAIT, FW_ARRIVE_RETRY };
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);

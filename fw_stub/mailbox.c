@@ -16,12 +16,12 @@ static void answer(struct q_dev_sh *d, uint32_t req, int32_t result)
 	q_futex_wake(&d->mb.resp_seq);
 }
 
-static void fill_info(struct fw_device *fd, struct accdma_device_info *i)
+static void fill_info(struct fw_device *fd, struct q_mb_info *i)
 {
 	i->id = fd->sh->id;
 	i->numa_node = fd->sh->numa_node;
-	i->engines = (int)fd->nengines;
-	i->queues = (int)fd->w->g.nq;
+	i->engines = (int32_t)fd->nengines;
+	i->queues = (int32_t)fd->w->g.nq;
 	i->mem_size = fd->sh->mem_size;
 	i->mem_used = atomic_load(&fd->sh->mem_used);
 	i->fw_version = Q_FW_VERSION;
@@ -29,7 +29,7 @@ static void fill_info(struct fw_device *fd, struct accdma_device_info *i)
 	i->eager_slots = fd->w->g.eager_slots;
 }
 
-static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
+static void fill_health(struct fw_device *fd, struct q_mb_health *h)
 {
 	uint64_t beats = 0, pending = 0;
 	int alive = 1;
@@ -43,7 +43,7 @@ static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
 
 		pending += atomic_load(&qs->submitted) - q_queue_completed(qs);
 	}
-	h->alive = alive;
+	h->alive = (uint32_t)alive;
 	h->heartbeats = beats;
 	h->resets = atomic_load(&fd->sh->resets);
 	h->ops_pending = pending;
@@ -87,7 +87,7 @@ int fw_mailbox_poll(struct fw_device *fd)
 		answer(d, req, 0);
 		return 1;
 	default:
-		answer(d, req, -22 /* -EINVAL */);
+		answer(d, req, -EINVAL); /* an opcode this firmware does not know */
 		return 1;
 	}
 }

@@ -113,7 +113,7 @@ static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
 		return dma_resolve(fd->space, fd->w, fd->id, d->key, d->offset, d->length,
 				   internal && d->kind != ACCDMA_OP_WRITE, &op->addr);
 	case ACCDMA_OP_EXEC:
-		return d->fn ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED;
+		return d->exec ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED;
 	case ACCDMA_OP_FENCE:
 	case ACCDMA_OP_AFTER_ALL:
 		return ACCDMA_OK;
@@ -276,9 +276,8 @@ static inline int run_recv(struct fw_device *fd, struct fw_queue *q, struct fw_o
 static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	enum accdma_status st = ACCDMA_OK;
-	accdma_exec_fn fn;
 	uint64_t bytes = 0;
-	int lost;
+	int lost, rc;
 
 	if (op->d.kind == ACCDMA_OP_RECV)
 		return run_recv(fd, q, op);
@@ -303,9 +302,10 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		bytes = op->d.length;
 		break;
 	case ACCDMA_OP_EXEC:
-		fn = (accdma_exec_fn)(uintptr_t)op->d.fn;
-		if (fw_fault_hit(FW_FAULT_EXEC) || fn((void *)(uintptr_t)op->d.arg) != 0)
+		if (fw_fault_hit(FW_FAULT_EXEC))
 			st = ACCDMA_ST_EXEC_FAILED;
+		else if ((rc = fd->host->exec(fd->host->ctx, fd->id, q->index, op->d.exec)) != 0)
+			st = rc > 0 ? ACCDMA_ST_EXEC_FAILED : ACCDMA_ST_NOT_ATTEMPTED;
 		break;
 	case ACCDMA_OP_FENCE:
 		q->fenced = 0;
@@ -432,8 +432,7 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
  *
  * Only when nothing else waits on the queue and nothing older is unread: on
  * a busy queue the next pass reads a batch at once (a message per post would
- * hand the peer its ring lines one by one: -27 % on a windowed 8-byte
- * permute), and an older op may be a large send, an engine's to start.
+ * hand the peer its ring lines one by one, not a batch of them), and an older op may be a large send, an engine's to start.
  * Return: the descriptors read (0: left to the next pass).
  */
 int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count)

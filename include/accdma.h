@@ -206,7 +206,7 @@ struct accdma_device_info {
 	uint64_t mem_used;
 	uint32_t fw_version; /* major << 16 | minor */
 	uint32_t eager_max;   /* sends up to this many bytes go eagerly (0: none) */
-	uint32_t eager_slots; /* 64-byte positions of each inline ring it receives on */
+	uint32_t eager_slots; /* 32-byte positions of each inline ring it receives on */
 };
 
 /** struct accdma_device_health - liveness of a device's engines. */

@@ -5,6 +5,7 @@
 #    an engine does to another device goes through fw_stub/peer.h;
 #  - driver/: the generic files name no transport: what differs is behind
 #    driver/transport.h, in driver/<transport>/;
+#  - queue/abi.h, the layout host and device share, has fixed-width fields only;
 #  - fw_stub/'s files call each other in no cycle (check-calls.py).
 set -u
 cd "$(dirname "$0")/.."
@@ -21,6 +22,15 @@ bad=$(grep -nE 'ACCDMA_TRANSPORT_(LOCAL|SHM|VERBS|KMOD)|drv_shm|tp_state' driver
       grep -v '^driver/transport.c:' | grep -v '^driver/opts.c:')
 if [ -n "$bad" ]; then
   echo "check-seams: the generic driver names a transport (use driver/transport.h):"
+  echo "$bad"
+  fail=1
+fi
+# queue/abi.h: fixed-width types only, no pointer, no public-API or pthread type,
+# and it compiles on its own
+bad=$(gcc -fpreprocessed -dD -E -P queue/abi.h 2>/dev/null |
+      grep -nE '\b(int|unsigned|long|short|char|size_t|bool|pthread_[a-z_]+|accdma_[a-z_]+)\b|\*')
+if [ -n "$bad" ] || ! echo '#include "queue/abi.h"' | gcc -std=c11 -Wall -Werror -fsyntax-only -I. -x c -; then
+  echo "check-seams: queue/abi.h must hold fixed-width fields only:"
   echo "$bad"
   fail=1
 fi

@@ -20,7 +20,7 @@ $(B)/accdma-bw: $(BW_OBJS) $(B)/libaccdma.a
 # tests/test_bw_plan.c includes the plan builder's sources
 $(B)/tests/test_bw_plan: tools/accdma-bw/pattern.c tools/accdma-bw/opts.c $(BW_HDRS)
 
-# The same 8-byte permute with nothing around the calls (BENCHMARKS.md: what accdma-bw costs)
+# The same 8-byte permute with nothing around the calls (what accdma-bw's own loop costs)
 ALL_TARGETS += $(B)/bare-loop
 $(B)/bare-loop: tools/accdma-bw/probe/bare-loop.c $(B)/libaccdma.a include/accdma.h
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
