@@ -669,6 +669,9 @@ int accdma_op_describe(const struct accdma_op_info *info, char *buf, size_t size
  * accdma_find_cycle() - find devices waiting on each other in a cycle.
  * @world: the world. @devs/@max: room for the cycle, in wait order (devs[0]
  * waits on devs[1] ... the last waits on devs[0]).
+ * Every device of the world is looked at, those of other processes too (shm:
+ * their pending ops are read from the arena), so a timed-out wait names a
+ * cycle across processes.
  * Return: the cycle's length (0: none found); -EBADF; -EINVAL.
  */
 int accdma_find_cycle(accdma_world *world, int *devs, int max);
