@@ -17,10 +17,7 @@
 #ifndef ACCDMA_QUEUE_H
 #define ACCDMA_QUEUE_H
 
-#include <errno.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stddef.h>
+#include "queue/os.h"
 
 #include "include/accdma.h"
 
@@ -31,7 +28,7 @@ _Static_assert(Q_MAX_DEPS == ACCDMA_MAX_DEPS, "a descriptor carries the API's de
 /** q_queue_completed() - ops of queue @qs completed so far, by any engine. */
 static inline uint64_t q_queue_completed(struct q_queue_sh *qs)
 {
-	return atomic_load(&qs->completed_own) + atomic_load(&qs->completed);
+	return os_load(&qs->completed_own, OS_SEQ_CST) + os_load(&qs->completed, OS_SEQ_CST);
 }
 
 /** q_eager_slots_ok() - 1 if @slots is a ring size the layout can make (a power of two in range). */
@@ -257,11 +254,11 @@ void q_slot_put(struct q_cpl *c);
 static inline int q_slot_consume_token(struct q_cpl *c, int shared)
 {
 	if (shared)
-		return atomic_exchange_explicit(&c->token, 0, memory_order_seq_cst) ? 0 : -ESTALE;
-	if (!atomic_load_explicit(&c->token, memory_order_relaxed))
+		return os_exchange(&c->token, 0, OS_SEQ_CST) ? 0 : -ESTALE;
+	if (!os_load(&c->token, OS_RELAXED))
 		return -ESTALE;
 	/* release: the caller read the status before the slot can be reused */
-	atomic_store_explicit(&c->token, 0, memory_order_release);
+	os_store(&c->token, 0, OS_RELEASE);
 	return 0;
 }
 
@@ -274,13 +271,13 @@ static inline int q_slot_consume_token(struct q_cpl *c, int shared)
  */
 static inline int q_slot_reusable(struct q_cpl *c)
 {
-	uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+	uint32_t st = os_load(&c->state, OS_ACQUIRE);
 
 	if (st == Q_SLOT_FREE)
 		return 1;
 	/* seq_cst loads (plain on x86): token, then pins, against q_slot_tryget's order */
-	return st == Q_SLOT_DONE && !atomic_load_explicit(&c->token, memory_order_seq_cst) &&
-	       !atomic_load_explicit(&c->refs, memory_order_seq_cst);
+	return st == Q_SLOT_DONE && !os_load(&c->token, OS_SEQ_CST) &&
+	       !os_load(&c->refs, OS_SEQ_CST);
 }
 
 /**
@@ -289,19 +286,10 @@ static inline int q_slot_reusable(struct q_cpl *c)
  * instruction. Works for any width of _Atomic unsigned counter.
  */
 #define q_single_writer_add(c, d)                                                               \
-	atomic_store_explicit((c), atomic_load_explicit((c), memory_order_relaxed) + (d),         \
-			      memory_order_relaxed)
+	os_store((c), os_load((c), OS_RELAXED) + (d),         \
+			      OS_RELAXED)
 
 /* ---- doorbells and sleeping (doorbell.c) -------------------------------- */
-
-/**
- * q_futex_wait() - sleep while *@addr == @val, at most @timeout_ns (< 0: forever).
- * Return: 0 when woken or the value differs, -ETIMEDOUT, -EINTR.
- */
-int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns);
-
-/** q_futex_wake() - wake every sleeper on @addr. */
-void q_futex_wake(_Atomic uint32_t *addr);
 
 /*
  * Sleeping and waking is a Dekker pair: a kicker publishes work, then reads
@@ -371,7 +359,7 @@ void q_engine_wake(struct q_engine_sh *e);
  */
 static inline void q_engine_kick_fenced(struct q_engine_sh *e)
 {
-	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed))
+	if (os_load(&e->sleeping, OS_RELAXED))
 		q_engine_wake(e);
 }
 
@@ -399,19 +387,13 @@ static inline void q_engine_kick(struct q_dev_sh *d, uint32_t e)
 	q_device_kick(d, e, e + 1);
 }
 
-/**
- * q_now_ns() - a monotonic clock in nanoseconds.
- */
-uint64_t q_now_ns(void);
-
-/** q_cpu_relax() - a pause hint inside spin loops. */
-static inline void q_cpu_relax(void)
+/* The OS services under the names the host driver uses (queue/os.h). */
+static inline uint64_t q_now_ns(void) { return os_now_ns(); }
+static inline void q_cpu_relax(void) { os_cpu_relax(); }
+static inline int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
+	return os_wait32(addr, val, timeout_ns);
 }
+static inline void q_futex_wake(_Atomic uint32_t *addr) { os_wake32(addr); }
 
 #endif /* ACCDMA_QUEUE_H */
