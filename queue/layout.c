@@ -6,8 +6,6 @@
  * every process computes it for itself, and every device block has the same
  * layout, so device d is at dev_off + d * dev_stride in anyone's mapping.
  */
-#include <errno.h>
-#include <string.h>
 
 #include "queue/queue.h"
 

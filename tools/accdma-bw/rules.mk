@@ -25,6 +25,11 @@ ALL_TARGETS += $(B)/bare-loop
 $(B)/bare-loop: tools/accdma-bw/probe/bare-loop.c $(B)/libaccdma.a include/accdma.h
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
+# CPU an open world with nothing posted uses, at 2..1024 devices (BENCHMARKS.md)
+ALL_TARGETS += $(B)/idle-cpu
+$(B)/idle-cpu: tools/accdma-bw/probe/idle-cpu.c $(B)/libaccdma.a include/accdma.h
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
+
 # Smoke sweep: every pattern, chain and fence modes, a few sizes (including one that
 # is split into chunks by the engines), then sync mode (the host waits on every fence)
 # on every pattern, with the cases a lock-step wait would deadlock on (an odd ring and
@@ -97,7 +102,7 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	  NR > 1 { n++; if (!($$17 > 0 && $$17 <= $$18 && $$18 <= $$20 && $$20 <= $$21 && $$22 == 1)) ok = 0 } END { exit !(ok && n == 2) }'; \
 	$(BW_SMOKE) --json --latency --pattern permute --size 8 | grep -Eq '"p999_us": [0-9.]+, "max_us": [0-9.]+, "verified": true'; \
 	echo "== trace.sh's parts: the ACCDMA_TRACE buffer compiles, trace-summary.py on known traces"; \
-	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/trace.c; \
+	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/os_user_trace.c; \
 	python3 tools/accdma-bw/trace-summary-test.py; \
 	echo "== bench-ratio.py on a made-up set: per-round ratios against a base configuration"; \
 	python3 tools/accdma-bw/bench-ratio-test.py; \
