@@ -68,7 +68,7 @@ endif
 ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 
 .DEFAULT_GOAL := all
--include $(wildcard tools/*/rules.mk)
+-include $(wildcard tools/*/rules.mk) torch/rules.mk
 
 .PHONY: all check check-unit check-install install clean deps
 all: $(ALL_TARGETS)

@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: MIT
+"""One rank of a test: python3 worker.py SCENARIO [ARGS]. Each scenario checks
+its data as a user's program would (assert), and reports what it received as
+'@R<rank> key json' lines, which the pytest side checks again."""
+import json
+import os
+import sys
+import threading
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+import accdma_torch  # noqa: F401  registers "accdma"
+
+RANK = -1
+
+
+def report(key, val):
+    # One write: the ranks share the pipe, and a line must not interleave.
+    sys.stdout.flush()
+    os.write(1, f"@R{RANK} {key} {json.dumps(val)}\n".encode())
+
+
+def init(timeout=30):
+    global RANK
+    if "STORE_FILE" in os.environ:
+        r, n = int(os.environ["STORE_RANK"]), int(os.environ["STORE_SIZE"])
+        store = dist.FileStore(os.environ["STORE_FILE"], n)
+        dist.init_process_group("accdma", store=store, rank=r, world_size=n,
+                                timeout=timedelta(seconds=timeout))
+    else:
+        dist.init_process_group("accdma", timeout=timedelta(seconds=timeout))
+    RANK = dist.get_rank()
+    return dist.get_rank(), dist.get_world_size()
+
+
+def raises(fn, *words):
+    """Run fn, which must raise; returns the message, checked to hold every word."""
+    try:
+        fn()
+    except (RuntimeError, ValueError) as e:
+        msg = str(e)
+        for w in words:
+            assert w in msg, f"'{w}' not in: {msg}"
+        return msg
+    raise AssertionError(f"no exception (expected one naming {words})")
+
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
+          torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128]
+
+
+def sample(dtype, n, seed):
+    """Distinct values of dtype for a (seed, index)."""
+    if dtype == torch.bool:
+        return (torch.arange(n) + seed) % 3 == 0
+    if dtype.is_complex:
+        return torch.complex(torch.arange(n, dtype=torch.float64) + seed,
+                             -torch.arange(n, dtype=torch.float64)).to(dtype)
+    return ((torch.arange(n) * 7 + seed) % 100).to(dtype)
+
+
+# ---- point to point --------------------------------------------------------
+
+def sc_p2p():
+    r, n = init()
+    assert n == 2
+    peer = 1 - r
+    # every dtype, both directions
+    got = []
+    for i, dt in enumerate(DTYPES):
+        if r == 0:
+            dist.send(sample(dt, 33, i), 1, tag=i)
+            back = torch.empty(33, dtype=dt)
+            dist.recv(back, 1, tag=i)
+            assert torch.equal(back, sample(dt, 33, i + 100)), (dt, back)
+        else:
+            x = torch.empty(33, dtype=dt)
+            dist.recv(x, 0, tag=i)
+            assert torch.equal(x, sample(dt, 33, i)), (dt, x)
+            dist.send(sample(dt, 33, i + 100), 0, tag=i)
+        got.append(str(dt))
+    report("dtypes", got)
+
+    # zero-length tensors keep their place in the tag's FIFO
+    if r == 0:
+        dist.send(torch.empty(0), 1, tag=3)
+        dist.send(torch.tensor([5.0, 6.0]), 1, tag=3)
+    else:
+        z, x = torch.full((0,), 1.0), torch.zeros(2)
+        dist.recv(z, 0, tag=3)
+        dist.recv(x, 0, tag=3)
+        assert z.numel() == 0 and x.tolist() == [5.0, 6.0], x
+        report("zero_then", x.tolist())
+
+    # non-contiguous source and destination
+    if r == 0:
+        m = torch.arange(24, dtype=torch.float32).view(4, 6)
+        dist.send(m[:, ::2], 1)          # a 4x3 view, stride 2
+        dist.send(m.t(), 1)              # transposed
+    else:
+        dst = torch.full((4, 6), -1.0)
+        dist.recv(dst[:, 1::2], 0)
+        want = torch.arange(24, dtype=torch.float32).view(4, 6)[:, ::2]
+        assert torch.equal(dst[:, 1::2], want), dst
+        assert torch.all(dst[:, ::2] == -1.0), "recv wrote outside its view"
+        t = torch.empty(6, 4)
+        dist.recv(t, 0)
+        assert torch.equal(t, torch.arange(24, dtype=torch.float32).view(4, 6).t())
+        report("noncontig", dst.tolist())
+
+    # tags out of order and FIFO within a tag
+    if r == 0:
+        for k in range(4):
+            dist.send(torch.tensor([10 + k]), 1, tag=1)
+            dist.send(torch.tensor([20 + k]), 1, tag=2)
+    else:
+        order = []
+        for tag in (2, 1):
+            for k in range(4):
+                x = torch.zeros(1, dtype=torch.int64)
+                dist.recv(x, 0, tag=tag)
+                order.append(int(x))
+        assert order == [20, 21, 22, 23, 10, 11, 12, 13], order
+        report("tag_order", order)
+
+    # isend / irecv: a recv posted first is not complete until its send
+    if r == 1:
+        x = torch.zeros(4)
+        w = dist.irecv(x, 0, tag=9)
+        before = w.is_completed()
+        dist.send(torch.ones(1), 0, tag=10)  # now rank 0 sends
+        assert w.wait()
+        assert w.is_completed() and x.tolist() == [1.0, 2.0, 3.0, 4.0], x
+        report("irecv", {"before": before, "after": True, "data": x.tolist()})
+        assert before is False
+    else:
+        go = torch.zeros(1)
+        dist.recv(go, 1, tag=10)
+        w = dist.isend(torch.tensor([1.0, 2.0, 3.0, 4.0]), 1, tag=9)
+        w.wait()
+        assert w.is_completed()
+
+    # batch_isend_irecv: both send first, then receive, in one batch
+    mine = torch.full((1000,), float(r))
+    other = torch.empty(1000)
+    reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, mine, peer, tag=4),
+                                   dist.P2POp(dist.irecv, other, peer, tag=4)])
+    for q in reqs:
+        q.wait()
+    assert torch.all(other == float(peer)), other[:4]
+    report("batch", float(other[0]))
+
+    # the GIL is released while a recv waits: a thread of this process makes
+    # the peer send (if the wait held the GIL, the thread could not run).
+    if r == 1:
+        def poke():
+            time.sleep(0.2)
+            dist.send(torch.ones(1), 0, tag=12)
+        th = threading.Thread(target=poke)
+        th.start()
+        x = torch.zeros(2)
+        dist.recv(x, 0, tag=11)
+        th.join()
+        assert x.tolist() == [7.0, 8.0]
+        report("gil", x.tolist())
+    else:
+        go = torch.zeros(1)
+        dist.recv(go, 1, tag=12)
+        dist.send(torch.tensor([7.0, 8.0]), 1, tag=11)
+
+    # clear errors
+    raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
+    raises(lambda: dist.recv(torch.ones(1)), "any source")
+    raises(lambda: dist.send(torch.ones(1), 5), "not in the group")
+
+    # a recv bigger than the message: named, and the group still works
+    if r == 0:
+        dist.send(torch.ones(4), 1, tag=5)
+        dist.send(torch.tensor([3.0]), 1, tag=6)
+    else:
+        msg = raises(lambda: dist.recv(torch.zeros(8), 0, tag=5), "received 16 bytes",
+                     "holds 32", "recv from rank 0 (tag 5")
+        x = torch.zeros(1)
+        dist.recv(x, 0, tag=6)
+        assert x.tolist() == [3.0]
+        report("short_recv", msg)
+    dist.barrier()
+    report("done", "p2p")
+
+
+# ---- the seed's patterns -----------------------------------------------------
+
+def sc_seed():
+    r, n = init()
+    half = n // 2
+    count = 1024
+    # pipeline: the first half sends to the second half
+    buf = torch.full((count,), float(r))
+    if r < half:
+        dist.send(buf, r + half, tag=7)
+        assert torch.all(buf == float(r))
+    else:
+        dist.recv(buf, r - half, tag=7)
+        assert torch.all(buf == float(r - half)), buf[:4]
+    report("pipeline", float(buf[0]))
+
+    # pipeline with computation: the receiver adds 3 to what arrived
+    buf = torch.full((count,), float(r))
+    if r < half:
+        dist.send(buf, r + half, tag=8)
+    else:
+        dist.recv(buf, r - half, tag=8)
+        buf += 3
+        assert torch.all(buf == float(r - half) + 3), buf[:4]
+    report("pipeline_exec", float(buf[0]))
+
+    # permutation, the even/odd order a blocking runtime needs
+    nxt, prv = (r + 1) % n, (r - 1) % n
+    src, dst = torch.full((count,), float(r)), torch.full((count,), -1.0)
+    if r % 2 == 0:
+        dist.send(src, nxt, tag=1)
+        dist.recv(dst, prv, tag=1)
+    else:
+        dist.recv(dst, prv, tag=1)
+        dist.send(src, nxt, tag=1)
+    assert torch.all(dst == float(prv)) and torch.all(src == float(r))
+    report("permute_evenodd", float(dst[0]))
+
+    # the same program on every rank: blocking send first, then recv
+    for nbytes in (4, 16 << 20):
+        src = torch.full((nbytes // 4,), float(r))
+        dst = torch.full((nbytes // 4,), -1.0)
+        dist.send(src, nxt, tag=2)
+        dist.recv(dst, prv, tag=2)
+        assert torch.all(dst == float(prv)), (nbytes, dst[:4])
+        report(f"permute_send_first_{nbytes}", [float(dst[0]), float(dst[-1])])
+    dist.barrier()
+    report("done", "seed")
+
+
+def sc_bound():
+    """Sends past ACCDMA_TORCH_SEND_BUFFER wait for their recvs (and say so)."""
+    r, n = init()
+    pg = dist.distributed_c10d._get_default_group()
+    bound = pg.send_bound
+    nxt, prv = (r + 1) % n, (r - 1) % n
+    # several 1 MiB sends in a row, all sent before any recv: the bound is
+    # small, so the later ones wait for the peer's recvs, which come after.
+    k = 6
+    if r == 0:
+        for i in range(k):
+            dist.send(torch.full((1 << 18,), float(i)), nxt, tag=i)
+        held = pg.buffered_bytes()
+        report("held", held)
+        for i in range(k):
+            x = torch.empty(1 << 18)
+            dist.recv(x, prv, tag=i)
+            assert torch.all(x == float(i))
+    else:
+        xs = [torch.empty(1 << 18) for i in range(k)]
+        for i in range(k):
+            dist.recv(xs[i], prv, tag=i)
+            assert torch.all(xs[i] == float(i))
+        for i in range(k):
+            dist.send(xs[i], nxt, tag=i)
+    dist.barrier()
+    report("bound", bound)
+    report("done", "bound")
+
+
+def main():
+    sc = sys.argv[1]
+    globals()["sc_" + sc](*sys.argv[2:])
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
