@@ -23,7 +23,7 @@ import torch.distributed as dist
 from . import _C
 from ._C import ProcessGroupAccdma
 
-__all__ = ["ProcessGroupAccdma", "BACKEND", "broken_reason"]
+__all__ = ["ProcessGroupAccdma", "BACKEND", "broken_reason", "empty"]
 
 BACKEND = "accdma"
 
@@ -44,6 +44,18 @@ def broken_reason(group=None):
     """Why the accdma group is broken ('' while it is usable)."""
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
     return pg.broken_reason()
+
+
+def empty(*size, dtype=torch.float32, group=None):
+    """A zeroed CPU tensor in accdma device memory: a send or recv of it (or of a
+    contiguous part of it) moves with no staging copy. A send of it returns once
+    the recv has it (there is no copy to buffer)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if not isinstance(pg, ProcessGroupAccdma):
+        raise ValueError("accdma_torch.empty: the group is not an accdma group")
+    return _C.empty(pg, list(size), dtype)
 
 
 if BACKEND.upper() not in dist.Backend._plugins:

@@ -39,12 +39,20 @@ struct atc_buf {
 
 #define ATC_POOL_CLASSES 40
 
+/** struct atc_devreg - a region that backs tensors made in device memory. */
+struct atc_devreg {
+	void *ptr;
+	uint64_t size;
+	accdma_key key;
+};
+
 /**
  * struct atc_world - one accdma world of this process and what it shares.
  * @w/@q: the world and the one queue every group of it posts on.
  * @dev/@ndev: this process's device and the world's size.
  * @lock: serialises posting (a queue is single-producer) and the pool.
  * @free/@nfree/@capfree: cached regions per size class (2^(12+i) bytes).
+ * @regs/@nregs/@capregs: the regions of device-memory tensors (atc_dev_alloc()).
  * @next_gid: the lowest group id this process has not used in this world.
  * @port_fd: the TCP port whose number names the rendezvous, held bound for
  *           the world's life so no other job on this host picks the same.
@@ -56,6 +64,8 @@ struct atc_world {
 	pthread_mutex_t lock;
 	struct atc_buf *free[ATC_POOL_CLASSES];
 	int nfree[ATC_POOL_CLASSES], capfree[ATC_POOL_CLASSES];
+	struct atc_devreg *regs;
+	int nregs, capregs;
 	uint32_t next_gid;
 	int port_fd;
 };
@@ -96,6 +106,28 @@ int atc_buf_get(struct atc_world *aw, uint64_t bytes, struct atc_buf *out);
  * @aw: the world. @b: the buffer (its key is cleared).
  */
 void atc_buf_put(struct atc_world *aw, struct atc_buf *b);
+
+/**
+ * atc_dev_alloc() - device memory for a tensor, found again by atc_dev_find().
+ * @aw: the world. @bytes: its size (0 is taken as 1). @ptr: its host address.
+ * Return: 0; -ENOMEM (device memory or host memory exhausted).
+ */
+int atc_dev_alloc(struct atc_world *aw, uint64_t bytes, void **ptr);
+
+/**
+ * atc_dev_free() - release what atc_dev_alloc() gave.
+ * @aw: the world. @ptr: the address it returned.
+ * Return: 0; -ENOENT if it is not one; -EBUSY while an op names the region.
+ */
+int atc_dev_free(struct atc_world *aw, void *ptr);
+
+/**
+ * atc_dev_find() - the region and offset of [@p, @p + @len) if it lies in device memory.
+ * @aw: the world. @key/@off: filled when found.
+ * Return: 1 when found, else 0.
+ */
+int atc_dev_find(struct atc_world *aw, const void *p, uint64_t len, accdma_key *key,
+		 uint64_t *off);
 
 /** struct atc_opdesc - what a posted op was, to name it in an error. */
 struct atc_opdesc {

@@ -97,6 +97,7 @@ void atc_world_close(struct atc_world *aw)
 			accdma_mem_free(aw->w, aw->dev, aw->free[c][i].key);
 		free(aw->free[c]);
 	}
+	free(aw->regs);
 	accdma_world_close(aw->w);
 	if (aw->port_fd >= 0)
 		close(aw->port_fd);

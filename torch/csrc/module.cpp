@@ -34,6 +34,13 @@ PYBIND11_MODULE(_C, m) {
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("global_ranks"),
       py::arg("timeout_ms"), py::call_guard<py::gil_scoped_release>(),
       "Create the accdma process group of (rank, size) over store.");
+  m.def(
+      "empty",
+      [](accdma_torch::ProcessGroupAccdma& pg, std::vector<int64_t> sizes, py::object dtype) {
+        return accdma_torch::empty(pg, sizes, torch::python::detail::py_object_to_dtype(dtype));
+      },
+      py::arg("pg"), py::arg("sizes"), py::arg("dtype"),
+      "A zeroed tensor in the group's device memory (no staging copy when sent or received).");
   m.def("shutdown", &accdma_torch::shutdown, py::call_guard<py::gil_scoped_release>(),
         "Let buffered sends land and close every accdma world of this process.");
 }

@@ -150,6 +150,9 @@ class ProcessGroupAccdma : public c10d::ProcessGroup {
 c10::intrusive_ptr<ProcessGroupAccdma> create(const c10::intrusive_ptr<c10d::Store>& store,
                                               int rank, int size, std::vector<int64_t> globals,
                                               int64_t timeout_ms);
+// A zeroed tensor in @pg's device memory: sends and recvs of it (contiguous,
+// whole or in part) move with no staging copy.
+at::Tensor empty(ProcessGroupAccdma& pg, at::IntArrayRef sizes, at::ScalarType dtype);
 // Drain buffered sends and close every world (at interpreter exit).
 void shutdown();
 

@@ -171,6 +171,27 @@ def sc_p2p():
         dist.recv(go, 1, tag=12)
         dist.send(torch.tensor([7.0, 8.0]), 1, tag=11)
 
+    # tensors in device memory (whole and a contiguous part: no staging) and
+    # ordinary ones, in both directions
+    dm = accdma_torch.empty(1000)
+    assert dm.dtype == torch.float32 and torch.all(dm == 0)
+    if r == 0:
+        dm.copy_(torch.arange(1000, dtype=torch.float32))
+        dist.send(dm, 1, tag=13)
+        dist.send(dm[10:20], 1, tag=13)
+        dist.send(torch.full((10,), 9.0, dtype=torch.float64), 1, tag=13)
+    else:
+        dist.recv(dm, 0, tag=13)
+        assert torch.equal(dm, torch.arange(1000, dtype=torch.float32))
+        part = torch.zeros(10)
+        dist.recv(part, 0, tag=13)
+        assert part.tolist() == list(range(10, 20)), part
+        dm2 = accdma_torch.empty(30, dtype=torch.float64)
+        dist.recv(dm2[5:15], 0, tag=13)
+        assert dm2[5:15].tolist() == [9.0] * 10 and torch.all(dm2[:5] == 0)
+        assert torch.all(dm2[15:] == 0)
+        report("devmem", [float(dm[999]), part.tolist(), dm2.tolist()])
+
     # clear errors
     raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
     raises(lambda: dist.recv(torch.ones(1)), "any source")
