@@ -129,6 +129,12 @@ int atc_dev_free(struct atc_world *aw, void *ptr);
 int atc_dev_find(struct atc_world *aw, const void *p, uint64_t len, accdma_key *key,
 		 uint64_t *off);
 
+/**
+ * atc_copy() - copy @len bytes into or out of a staging buffer; large copies
+ * stream past the cache.
+ */
+void atc_copy(void *dst, const void *src, uint64_t len);
+
 /** struct atc_opdesc - what a posted op was, to name it in an error. */
 struct atc_opdesc {
 	enum accdma_op_kind kind;

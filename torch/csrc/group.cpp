@@ -76,6 +76,7 @@ void Group::check_usable() {
   std::lock_guard<std::mutex> l(mu);
   if (!aw)
     throw std::runtime_error("accdma: the backend was shut down");
+  reap_locked();
   if (!broken.empty())
     throw std::runtime_error("accdma: the process group is broken (" + broken +
                              "): every later call fails; create a new group");
@@ -99,6 +100,24 @@ void Group::reap_locked() {
     atc_buf_put(aw, &e->buf);
     send_bytes -= e->bytes;
     e->done = true;
+  }
+  for (auto it = orphans.begin(); it != orphans.end();) {
+    Orphan& o = **it;
+    if (!atc_test(aw, &o.ol)) {
+      ++it;
+      continue;
+    }
+    if (!atc_wait(aw, &o.ol, 0, err, sizeof(err), &st) && o.on_ok) {
+      try {
+        o.on_ok();
+      } catch (const std::exception&) {
+        // Nobody holds its Work: there is no one to tell.
+      }
+    }
+    for (auto& b : o.bufs)
+      atc_buf_put(aw, &b);
+    atc_ops_free(&o.ol);
+    it = orphans.erase(it);
   }
 }
 
@@ -165,6 +184,22 @@ void Group::drain() {
     e->done = true;
   }
   sends.clear();
+  for (auto& o : orphans) {
+    if (atc_wait(aw, &o->ol, ms, err, sizeof(err), &st) != -ETIMEDOUT) {
+      if (o->on_ok)
+        try {
+          o->on_ok();
+        } catch (const std::exception&) {
+        }
+      for (auto& b : o->bufs)
+        atc_buf_put(aw, &b);
+    } else if (atc_cancel(aw, &o->ol, 1000)) {
+      for (auto& b : o->bufs)
+        atc_buf_put(aw, &b);
+    }
+    atc_ops_free(&o->ol);
+  }
+  orphans.clear();
 }
 
 // ---- helpers -------------------------------------------------------------
@@ -196,7 +231,7 @@ void stage_in(const atc_buf& b, const at::Tensor& t) {
   if (!n)
     return;
   if (t.is_contiguous())
-    memcpy(b.ptr, t.data_ptr(), n);
+    atc_copy(b.ptr, t.data_ptr(), n);
   else
     at::from_blob(b.ptr, t.sizes(), t.options()).copy_(t);
 }
@@ -206,7 +241,7 @@ void stage_out(const at::Tensor& t, const atc_buf& b) {
   if (!n)
     return;
   if (t.is_contiguous())
-    memcpy(t.data_ptr(), b.ptr, n);
+    atc_copy(t.data_ptr(), b.ptr, n);
   else
     const_cast<at::Tensor&>(t).copy_(at::from_blob(b.ptr, t.sizes(), t.options()));
 }

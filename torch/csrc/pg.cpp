@@ -22,14 +22,16 @@ WorkAccdma::WorkAccdma(std::shared_ptr<Group> g, int rank, c10d::OpType type, co
 
 WorkAccdma::~WorkAccdma() {
   std::lock_guard<std::mutex> l(mutex_);
-  if (!completed_ && g_->aw && !send) {
-    // Dropped without a wait: finish it here so its staging is not reused under it.
-    char err[512];
-    enum accdma_status st;
-    if (atc_wait(g_->aw, &ol, timeout_ms_, err, sizeof(err), &st) == -ETIMEDOUT) {
-      release_locked(atc_cancel(g_->aw, &ol, 1000));
-      return;
-    }
+  if (!completed_ && g_->aw && !send && atc_test(g_->aw, &ol) == 0) {
+    // Dropped before it completed: its ops go on; the group finishes them.
+    auto o = std::make_unique<Orphan>();
+    o->ol = ol;
+    ol = atc_oplist{};
+    o->bufs = std::move(bufs);
+    o->on_ok = std::move(on_ok);
+    std::lock_guard<std::mutex> gl(g_->mu);
+    g_->orphans.push_back(std::move(o));
+    return;
   }
   release_locked(true);
 }
@@ -195,11 +197,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
   const at::Tensor& t = one_tensor(tensors, "send");
   check_peer(*g_, dst, "send");
   uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
-  g_->check_usable();
-  {
-    std::lock_guard<std::mutex> l(g_->mu);
-    g_->reap_locked();
-  }
+  g_->check_usable(); // and finishes what completed
   accdma_key key;
   uint64_t off;
   if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &key, &off)) {
@@ -251,11 +249,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>&
   const at::Tensor& t = one_tensor(tensors, "recv");
   check_peer(*g_, src, "recv");
   uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
-  g_->check_usable();
-  {
-    std::lock_guard<std::mutex> l(g_->mu);
-    g_->reap_locked();
-  }
+  g_->check_usable(); // and finishes what completed
   auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::RECV, "recv",
                                            g_->timeout_ms);
   struct accdma_op op = {};

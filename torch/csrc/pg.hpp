@@ -27,6 +27,14 @@ struct SendEntry {
   bool done = false;
 };
 
+// The ops of a Work dropped before it completed: they go on, and a later
+// call on the group (or its end) finishes them, copying results out.
+struct Orphan {
+  atc_oplist ol{};
+  std::vector<atc_buf> bufs;
+  std::function<void()> on_ok;
+};
+
 // What every Work of a group shares: the world, the members, the buffered
 // sends and whether the group is broken.
 struct Group {
@@ -41,16 +49,18 @@ struct Group {
   std::deque<std::shared_ptr<SendEntry>> sends;
   uint64_t send_bytes = 0;
   bool warned = false;
+  std::deque<std::unique_ptr<Orphan>> orphans;
 
   ~Group();
   // Wait (bounded) for the buffered sends to land and free their staging.
   void drain();
   uint64_t user_tag(int tag) const;
   uint64_t coll_tag() const;
-  // Throws if the group is broken (every call after a timeout or a lost peer).
+  // Throws if the group is broken (every call after a timeout or a lost peer);
+  // finishes the buffered sends and orphans that completed.
   void check_usable();
   void mark_broken(const std::string& why);
-  // Consume the buffered sends that completed; the caller holds mu.
+  // Consume the buffered sends and orphans that completed; the caller holds mu.
   void reap_locked();
   // Wait until @e is done or the buffered bytes are within the bound.
   void send_wait(const std::shared_ptr<SendEntry>& e, int64_t timeout_ms);

@@ -192,6 +192,22 @@ def sc_p2p():
         assert torch.all(dm2[15:] == 0)
         report("devmem", [float(dm[999]), part.tolist(), dm2.tolist()])
 
+    # a Work dropped before it completes: its recv still lands (FIFO: before the next)
+    pg = dist.distributed_c10d._get_default_group()
+    if r == 1:
+        dropped = torch.zeros(3)
+        dist.irecv(dropped, 0, tag=14)     # the Work is dropped at once
+        nxt = torch.zeros(3)
+        dist.recv(nxt, 0, tag=14)
+        while dropped.sum() == 0:          # a later call on the group finishes it
+            pg.buffered_bytes()
+            time.sleep(0.01)
+        assert dropped.tolist() == [1.0, 2.0, 3.0] and nxt.tolist() == [4.0, 5.0, 6.0]
+        report("dropped", dropped.tolist())
+    else:
+        dist.send(torch.tensor([1.0, 2.0, 3.0]), 1, tag=14)
+        dist.send(torch.tensor([4.0, 5.0, 6.0]), 1, tag=14)
+
     # clear errors
     raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
     raises(lambda: dist.recv(torch.ones(1)), "any source")
