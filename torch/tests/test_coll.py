@@ -7,8 +7,9 @@ import pytest
 def test_collectives_match_gloo(accdma_run, n):
     res = accdma_run(n, "coll", timeout=120)
     assert res.of("done") == {r: "coll" for r in range(n)}
-    # 4 sizes x (6 dtypes x 4 ops + check + n roots + 4 others) + 4 more
-    assert res.of("checked") == {r: 4 * (24 + 1 + n + 4) + 4 for r in range(n)}
+    # 4 sizes x (6 dtypes x 4 ops + check + n roots + 4 others) + 4 more, + 3 outside gloo
+    assert res.of("checked") == {r: 4 * (24 + 1 + n + 4) + 4 + 3 for r in range(n)}
+    assert res.of("other_reductions")[0] == [n * (n + 1) / 2, n, [True, False, True]]
     evens = list(range(0, n, 2))
     assert res.of("sub") == {r: float(sum(evens)) for r in evens}
 

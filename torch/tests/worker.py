@@ -429,6 +429,29 @@ def sc_coll():
     same("scatter",
          lambda t, g: dist.scatter(t[0], t[1:] if r == 0 else None, 0, group=g),
          lambda: [torch.zeros(4)] + [torch.arange(4, dtype=torch.float32) + p for p in range(n)])
+    # what gloo cannot reduce, against the value computed here
+    for dt, op, want in ((torch.bfloat16, "SUM", float(sum(range(1, n + 1)))),
+                         (torch.bfloat16, "MAX", float(n)),
+                         (torch.int8, "SUM", float(sum(range(1, n + 1)) % 256 - 256
+                                                   if sum(range(1, n + 1)) > 127 else
+                                                   sum(range(1, n + 1))))):
+        x = torch.full((7,), r + 1, dtype=dt)
+        dist.all_reduce(x, op=getattr(dist.ReduceOp, op))
+        assert torch.all(x == torch.tensor(want, dtype=dt)), (dt, op, x)
+        checked.append(f"{dt} {op}")
+    # torch hands a complex sum over as real pairs (and refuses other ops itself)
+    z = torch.full((5,), complex(r + 1, 1), dtype=torch.complex64)
+    dist.all_reduce(z)
+    assert torch.allclose(z, torch.full((5,), complex(n * (n + 1) / 2, n), dtype=torch.complex64))
+    b_or = torch.tensor([r == 0, False, True])
+    b_and = b_or.clone()
+    dist.all_reduce(b_or, op=dist.ReduceOp.MAX)
+    dist.all_reduce(b_and, op=dist.ReduceOp.MIN)
+    assert b_or.tolist() == [True, False, True] and b_and.tolist() == [False, False, True]
+    raises(lambda: dist.all_reduce(torch.ones(2, dtype=torch.int16), op=dist.ReduceOp.BAND),
+           "is not supported (sum, product, min, max are)")
+    report("other_reductions", [z[0].real.item(), z[0].imag.item(), b_or.tolist()])
+
     # a subgroup of the even ranks, on the same world
     evens = list(range(0, n, 2))
     sub = dist.new_group(evens)
