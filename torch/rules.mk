@@ -51,3 +51,7 @@ $(TB)/accdma_torch/%.py: torch/accdma_torch/%.py
 check-torch: torch $(B)/accdma-run
 	@cd torch/tests && timeout --kill-after=10 300 env PYTHONPATH=$(abspath $(TB)) \
 	  ACCDMA_RUN=$(abspath $(B)/accdma-run) $(TORCH_PY) -m pytest -q -p no:cacheprovider .
+
+# tests/test_torch_core.c builds the C core in (no torch needed), so every
+# build, sanitizers too, tests it: rebuild it when the core changes.
+$(B)/tests/test_torch_core: $(wildcard torch/core/*.c torch/core/*.h)
