@@ -52,7 +52,7 @@ LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
 TEST_LIBS := -lcmocka
 
-LIB_SRCS := $(wildcard driver/*.c queue/*.c dma/*.c fw_stub/*.c)
+LIB_SRCS := $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -61,7 +61,7 @@ TEST_HELPERS := $(wildcard tests/helpers/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
-CHECK_STEPS := check-unit
+CHECK_STEPS := check-unit check-seams
 ifeq ($(SAN),)
 CHECK_STEPS += check-install
 endif
@@ -70,10 +70,10 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk) torch/rules.mk
 
-.PHONY: all check check-unit check-install install clean deps
+.PHONY: all check check-unit check-seams check-install install clean deps
 all: $(ALL_TARGETS)
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -104,6 +104,9 @@ check-unit: $(TEST_BINS)
 	  if ! timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
+
+check-seams:
+	@bash tests/check-seams.sh
 
 check-install: $(B)/libaccdma.so $(B)/libaccdma.a
 	@bash tests/check-install.sh $(B)
@@ -145,7 +148,7 @@ endif
 ifeq ($(PGO),1)
 PGO_USE_FLAGS := -fprofile-use -fprofile-partial-training -Wno-missing-profile
 
-$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h) \
+$(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildcard include/*.h */*.h */*/*.h) \
               scripts/pgo-train.sh Makefile
 	@rm -rf $(B)/obj $(B)/libaccdma.a $(B)/accdma-bw $(B)/accdma-run
 	@echo "== PGO: an instrumented build, trained by scripts/pgo-train.sh"
@@ -158,7 +161,7 @@ $(PGO_STAMP): $(LIB_SRCS) $(BW_SRCS) $(BW_HDRS) tools/accdma-run/main.c $(wildca
 
 $(B)/accdma-run: $(PGO_STAMP)
 
-$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h) $(PGO_STAMP)
+$(LIB_OBJS) $(BW_OBJS): $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "$(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $<"
 	@if $(CC) $(CFLAGS) $(PGO_USE_FLAGS) -c -o $@ $< 2> $@.pgo-log; then rm -f $@.pgo-log; else \

@@ -4,8 +4,6 @@
  *
  * An address space (struct dma_space) turns (device, region key) into an
  * address in this process; the movers copy or fill between such addresses.
- * The local transport fills the table directly; a transport whose peers live
- * in other processes fills it by mapping their segments.
  */
 #ifndef ACCDMA_DMA_H
 #define ACCDMA_DMA_H
@@ -16,53 +14,38 @@
 
 /**
  * struct dma_space - where each device's regions are mapped in this process.
- * @ndev: devices. @base: ndev * Q_MAX_REGIONS addresses (NULL: not mapped here).
- * A base is written before the region's key is published (release) and read
- * after the key is checked (acquire).
- * @seg/@seg_size: NULL, or (shm) per device the address and size of its
- * memory segment as mapped in this process. A device with a segment has its
- * regions at seg + region offset; the offset and size come from the shared
- * region table, which another process writes, so they are checked against
- * this process's own @seg_size before use.
+ * @ndev: devices.
+ * @seg/@seg_size: per device, the base its regions' offsets count from, and
+ * how far from it a region may reach. The transport sets them when the world
+ * opens: a device whose memory is a segment mapped here (shm) has its
+ * segment's address and size; where regions are plain addresses in this
+ * process (local), the base is 0 and the reach the whole address space; a
+ * device mapped nowhere here reaches nothing. So one check resolves every
+ * region of every transport: the offset and size come from the shared region
+ * table, which another process may write, and are kept inside the reach.
  */
 struct dma_space {
 	uint32_t ndev;
-	void **base;
-	char **seg;
+	uintptr_t *seg;
 	uint64_t *seg_size;
 };
 
 /**
- * dma_space_set_segments() - give an address space per-device memory segments (shm).
- * @s: the space. @seg/@seg_size: ndev entries each; the space takes ownership
- * of both arrays (freed by dma_space_fini(), not the segments themselves).
- */
-void dma_space_set_segments(struct dma_space *s, char **seg, uint64_t *seg_size);
-
-/**
- * dma_space_init() - allocate an empty address space.
+ * dma_space_init() - allocate an address space in which no device is mapped.
  * @s: the space. @ndev: devices.
  * Return: 0 or -ENOMEM.
  */
 int dma_space_init(struct dma_space *s, uint32_t ndev);
 
+/**
+ * dma_space_set_segment() - say where device @dev's regions are in this process.
+ * @s: the space. @dev: the device (< ndev). @base: what region offsets count
+ * from (NULL: they are addresses). @size: how far a region may reach from @base.
+ */
+void dma_space_set_segment(struct dma_space *s, uint32_t dev, void *base, uint64_t size);
+
 /** dma_space_fini() - free an address space (not the memory it points to). */
 void dma_space_fini(struct dma_space *s);
-
-/* shm: the region lives in its device's segment. Offset and size were written
- * by the device's process: read each once and keep the range inside what this
- * process mapped, whatever they say. */
-static inline char *dma_segment_base(const struct dma_space *s, const struct q_region *r,
-				     uint32_t dev, uint64_t *size)
-{
-	uint64_t seg_size = s->seg_size[dev];
-	uint64_t roff = __atomic_load_n(&r->offset, __ATOMIC_RELAXED);
-
-	*size = __atomic_load_n(&r->size, __ATOMIC_RELAXED);
-	if (!s->seg[dev] || roff > seg_size || *size > seg_size - roff)
-		return NULL;
-	return s->seg[dev] + roff;
-}
 
 /**
  * dma_resolve() - check (key, offset, length) against a device's region table and map it.
@@ -70,18 +53,18 @@ static inline char *dma_segment_base(const struct dma_space *s, const struct q_r
  * @allow_empty: accept a zero length (library-internal ops).
  * @addr: on success, the address of the range (NULL for an empty range).
  * This is where every descriptor's memory is validated: the key must name a
- * live region of that device and the range must lie inside it, before any
- * byte moves. Inline: an engine resolves every descriptor it reads, and the
- * call (eight arguments, one on the stack) cost a third of the check.
+ * live region of that device, the region must lie inside what the device
+ * reaches in this process, and the range inside the region, before any byte
+ * moves. The region's offset and size are read once each. Inline: an engine
+ * resolves every descriptor it reads.
  * Return: ACCDMA_OK, ACCDMA_ST_BAD_LENGTH, ACCDMA_ST_BAD_KEY or ACCDMA_ST_OUT_OF_BOUNDS.
  */
-static inline enum accdma_status dma_resolve(const struct dma_space *s, const struct q_world_sh *w,
+static inline enum accdma_status dma_resolve(const struct dma_space *s, const struct q_arena *w,
 					     uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
 					     int allow_empty, void **addr)
 {
 	const struct q_region *r;
-	uint64_t size;
-	char *base;
+	uint64_t size, roff, reach;
 
 	*addr = NULL;
 	if (len == 0) {
@@ -94,18 +77,15 @@ static inline enum accdma_status dma_resolve(const struct dma_space *s, const st
 	r = &q_dev(w, dev)->regions[q_key_index(key)];
 	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
 		return ACCDMA_ST_BAD_KEY;
-	if (s->seg) {
-		base = dma_segment_base(s, r, dev, &size);
-	} else {
-		size = r->size;
-		base = s->base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
-	}
-	if (!base)
+	roff = __atomic_load_n(&r->offset, __ATOMIC_RELAXED);
+	size = __atomic_load_n(&r->size, __ATOMIC_RELAXED);
+	reach = s->seg_size[dev];
+	if (roff > reach || size > reach - roff)
 		return ACCDMA_ST_BAD_KEY;
 	/* Written so that off + len cannot overflow. */
 	if (off > size || len > size - off)
 		return ACCDMA_ST_OUT_OF_BOUNDS;
-	*addr = base + off;
+	*addr = (void *)(s->seg[dev] + roff + off);
 	return ACCDMA_OK;
 }
 

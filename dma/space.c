@@ -12,24 +12,24 @@
 int dma_space_init(struct dma_space *s, uint32_t ndev)
 {
 	s->ndev = ndev;
-	s->seg = NULL;
-	s->seg_size = NULL;
-	s->base = calloc((size_t)ndev * Q_MAX_REGIONS, sizeof(void *));
-	return s->base ? 0 : -ENOMEM;
+	s->seg = calloc(ndev, sizeof(*s->seg));
+	s->seg_size = calloc(ndev, sizeof(*s->seg_size));
+	if (s->seg && s->seg_size)
+		return 0;
+	dma_space_fini(s);
+	return -ENOMEM;
 }
 
-void dma_space_set_segments(struct dma_space *s, char **seg, uint64_t *seg_size)
+void dma_space_set_segment(struct dma_space *s, uint32_t dev, void *base, uint64_t size)
 {
-	s->seg = seg;
-	s->seg_size = seg_size;
+	s->seg[dev] = (uintptr_t)base;
+	s->seg_size[dev] = size;
 }
 
 void dma_space_fini(struct dma_space *s)
 {
-	free(s->base);
 	free(s->seg);
 	free(s->seg_size);
-	s->base = NULL;
 	s->seg = NULL;
 	s->seg_size = NULL;
 }

@@ -20,22 +20,27 @@
 static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t slot,
 		     struct accdma_op_info *info)
 {
-	struct q_queue_sh *qs = q_queue(w->sh, dev, qi);
-	struct q_cpl *c = &q_cpls(w->sh, qs)[slot];
-	struct q_desc *d = &q_descs(w->sh, qs)[slot];
+	struct q_cpl *c = &q_cpls(&w->a, dev, qi)[slot];
+	struct q_desc *d = &q_descs(&w->a, dev, qi)[slot];
 	uint32_t state = atomic_load_explicit(&c->state, memory_order_acquire);
 	uint32_t gen = atomic_load_explicit(&c->gen, memory_order_acquire);
+
+	/* The descriptor may be another process's (and scribbled): each field
+	 * that decides where to look is read once and checked. */
+	uint16_t kind = d->kind;
+	int32_t peer = d->peer;
+	uint64_t tag = d->tag, seq = d->seq;
 
 	if (state < Q_SLOT_POSTED)
 		return -ESTALE;
 	memset(info, 0, sizeof(*info));
 	info->token = q_token_make(dev, qi, slot, gen);
-	info->kind = d->kind;
+	info->kind = kind;
 	info->device = (int)dev;
 	info->queue = (int)qi;
 	info->peer = -1;
 	info->tag = 0;
-	info->seq = d->seq;
+	info->seq = seq;
 	info->bytes = d->length;
 	info->stage = state == Q_SLOT_DONE ? ACCDMA_STAGE_DONE : atomic_load(&c->stage);
 	/* The engine writes the stage DONE just before the state: not done yet. */
@@ -44,26 +49,25 @@ static int slot_info(struct accdma_world *w, uint32_t dev, uint32_t qi, uint32_t
 	info->status = state == Q_SLOT_DONE ? atomic_load(&c->status) : ACCDMA_OK;
 	info->moved = state == Q_SLOT_DONE ? atomic_load(&c->bytes) : 0;
 	info->peer_posted = -1;
-	if (d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV || d->kind == ACCDMA_OP_WRITE) {
-		info->peer = d->peer;
-		info->tag = d->tag;
+	if (kind == ACCDMA_OP_SEND || kind == ACCDMA_OP_RECV || kind == ACCDMA_OP_WRITE) {
+		info->peer = peer;
+		info->tag = tag;
 	}
 	/* The matching op is posted once the peer numbered that many ops the other way. */
-	if ((d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV) && d->peer >= w->first_local &&
-	    d->peer < w->first_local + w->nlocal) {
-		uint32_t other = d->kind == ACCDMA_OP_SEND ? ACCDMA_OP_RECV : ACCDMA_OP_SEND;
+	if ((kind == ACCDMA_OP_SEND || kind == ACCDMA_OP_RECV) && peer >= w->first_local &&
+	    peer < w->first_local + w->nlocal) {
+		uint32_t other = kind == ACCDMA_OP_SEND ? ACCDMA_OP_RECV : ACCDMA_OP_SEND;
 
-		info->peer_posted = drv_seq_peek(&w->devs[d->peer].seqs, (int32_t)dev, d->tag, other) > d->seq;
+		info->peer_posted = drv_seq_peek(&w->devs[peer].seqs, (int32_t)dev, tag, other) > seq;
 	}
 	for (uint16_t i = 0; i < d->num_deps && i < ACCDMA_MAX_DEPS; i++) {
 		uint64_t t = d->deps[i];
-		struct q_queue_sh *dq;
+		struct q_cpl *dc;
 
 		if (q_token_queue(t) >= (uint32_t)w->opts.queues || q_token_slot(t) >= w->opts.queue_depth)
 			continue;
-		dq = q_queue(w->sh, dev, q_token_queue(t));
-		if (atomic_load(&q_cpls(w->sh, dq)[q_token_slot(t)].state) != Q_SLOT_DONE ||
-		    atomic_load(&q_cpls(w->sh, dq)[q_token_slot(t)].gen) != q_token_gen(t))
+		dc = &q_cpls(&w->a, dev, q_token_queue(t))[q_token_slot(t)];
+		if (atomic_load(&dc->state) != Q_SLOT_DONE || atomic_load(&dc->gen) != q_token_gen(t))
 			info->deps[info->num_deps++] = t;
 	}
 	return 0;
@@ -87,8 +91,8 @@ static int by_order(const void *a, const void *b, void *arg)
 {
 	const struct accdma_op_info *x = a, *y = b;
 	struct accdma_world *w = arg;
-	uint64_t ox = q_descs(w->sh, q_queue(w->sh, (uint32_t)x->device, (uint32_t)x->queue))[q_token_slot(x->token)].order;
-	uint64_t oy = q_descs(w->sh, q_queue(w->sh, (uint32_t)y->device, (uint32_t)y->queue))[q_token_slot(y->token)].order;
+	uint64_t ox = q_descs(&w->a, (uint32_t)x->device, (uint32_t)x->queue)[q_token_slot(x->token)].order;
+	uint64_t oy = q_descs(&w->a, (uint32_t)y->device, (uint32_t)y->queue)[q_token_slot(y->token)].order;
 
 	if (x->queue != y->queue)
 		return x->queue - y->queue;
@@ -112,7 +116,8 @@ int accdma_pending(accdma_world *w, int dev, struct accdma_op_info *infos, int m
 				infos[n] = info;
 			n++;
 		}
-	qsort_r(infos, (size_t)(n < max ? n : max), sizeof(*infos), by_order, w);
+	if (n > 1 && max > 1) /* qsort_r's array must not be NULL, even for 0 elements */
+		qsort_r(infos, (size_t)(n < max ? n : max), sizeof(*infos), by_order, w);
 	/* Ops the engine has not read yet, behind a pending fence of their queue, are blocked by it. */
 	for (int k = 1; k < n && k < max; k++) {
 		struct accdma_op_info *p = &infos[k - 1], *i = &infos[k];
@@ -250,9 +255,9 @@ out:
  * (or a host polling for it) ran between @before and now. */
 static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t *before, FILE *f)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, dev);
+	struct q_dev_sh *ds = q_dev(&w->a, dev);
 
-	for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
+	for (uint32_t e = 0; e < w->a.g.engines; e++) {
 		uint64_t hb = atomic_load_explicit(&ds->engines[e].heartbeats, memory_order_relaxed);
 		uint64_t late = atomic_load(&ds->engines[e].late_wakes);
 
@@ -272,12 +277,12 @@ static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t 
  * receiver's engine has not looked (the ring's consumed mark stops at it). */
 static void rings_report(struct accdma_world *w, uint32_t dev, FILE *f)
 {
-	uint32_t slots = w->sh->eager_slots;
+	uint32_t slots = w->a.g.eager_slots;
 
-	if (!slots || !q_dev(w->sh, dev)->eager_off)
+	if (!slots)
 		return;
-	for (uint32_t src = 0; src < w->sh->num_devices; src++) {
-		struct q_eager_ring *ring = q_eager_ring(w->sh, dev, src);
+	for (uint32_t src = 0; src < w->a.g.ndev; src++) {
+		struct q_eager_ring *ring = q_eager_ring(&w->a, dev, src);
 		uint32_t pos = atomic_load_explicit(&ring->done, memory_order_acquire), len;
 		const struct q_eager_slot *sl = &ring->slots[pos & (slots - 1)];
 		uint64_t tag, seq;
@@ -321,9 +326,9 @@ int accdma_stall_report(accdma_world *w, void *out)
 	}
 	/* Whether the engines still run passes: their heartbeats over a short while. */
 	for (int d = 0; d < w->nlocal; d++)
-		for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++)
+		for (uint32_t e = 0; e < w->a.g.engines; e++)
 			before[d * Q_MAX_ENGINES + e] = atomic_load_explicit(
-				&q_dev(w->sh, (uint32_t)(w->first_local + d))->engines[e].heartbeats,
+				&q_dev(&w->a, (uint32_t)(w->first_local + d))->engines[e].heartbeats,
 				memory_order_relaxed);
 	nanosleep(&(struct timespec){ 0, DRV_STALL_SAMPLE_MS * 1000000L }, NULL);
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
@@ -354,4 +359,28 @@ int accdma_stall_report(accdma_world *w, void *out)
 		fprintf(f, " dev %d\n", cyc[0]);
 	}
 	return total;
+}
+
+/**
+ * drv_log_timeout() - a wait on @t timed out after @ms: with log_level >= 1,
+ * name the stuck op and any wait-for cycle on stderr.
+ * @w: the world. @t: the token waited for. @ms: how long.
+ */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
+{
+	struct accdma_op_info info;
+	char line[512];
+	int cycle[16], len;
+
+	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
+		return;
+	accdma_op_describe(&info, line, sizeof(line));
+	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
+	len = accdma_find_cycle(w, cycle, 16);
+	if (len > 0) {
+		fprintf(stderr, "accdma: devices waiting on each other:");
+		for (int i = 0; i < len && i < 16; i++)
+			fprintf(stderr, " %d ->", cycle[i]);
+		fprintf(stderr, " %d%s\n", cycle[0], len > 16 ? " (cycle shortened)" : "");
+	}
 }

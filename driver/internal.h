@@ -13,6 +13,7 @@
 #include "fw_stub/fw.h"
 #include "queue/queue.h"
 #include "queue/trace.h"
+#include "driver/transport.h"
 
 #define DRV_WORLD_MAGIC 0x574f524cu /* "WORL" */
 #define DRV_QUEUE_MAGIC 0x51554555u /* "QUEU" */
@@ -49,10 +50,19 @@ struct drv_dev {
 	pthread_mutex_t mb_lock;  /* one mailbox request at a time */
 	pthread_mutex_t mem_lock; /* region table updates */
 	uint32_t region_gen[Q_MAX_REGIONS];
+	/* Bytes allocated: the budget is checked against this private count
+	 * (a peer can scribble on the arena's copy, which the mailbox reports). */
+	_Atomic uint64_t mem_used;
+	/* The regions as this process made them: what it frees and reports,
+	 * never the shared table's copy, which a peer process can scribble on. */
+	struct drv_region {
+		void *addr;
+		uint64_t offset, size;
+		uint32_t key; /* 0: free */
+		int registered;
+	} regions[Q_MAX_REGIONS];
 	struct fw_device *fw;
 };
-
-struct drv_shm;
 
 struct accdma_queue {
 	uint32_t magic;
@@ -81,14 +91,19 @@ struct accdma_world {
 	/* Host waits that found their ops done only after a full sleep slice: a
 	 * completion's wake-up that never came (the stall report and close say so). */
 	_Atomic uint64_t late_waits;
-	struct q_world_sh *sh;
-	uint64_t arena_size;
+	struct q_arena a; /* the mapped arena (a.sh) and this process's geometry of it */
 	struct dma_space space;
 	struct drv_dev *devs; /* indexed by rank; only local ones are set up */
 	struct accdma_queue *queues; /* ndev * queues */
 	int first_local;
 	int nlocal;
-	struct drv_shm *shm; /* the shm transport's state (driver/shm.h); NULL for local */
+	const struct drv_transport *tp; /* the transport (driver/transport.h) */
+	void *tp_state;                 /* and its own state, NULL if none */
+	/* Host threads blocked in a call on the world (a wait or a mailbox call),
+	 * and whether close has begun: close wakes them and waits for them to
+	 * leave before it frees what they read (drv_block_enter()). */
+	_Atomic uint32_t blocked;
+	_Atomic uint32_t closing;
 	struct accdma_world *next_closed;
 };
 
@@ -136,13 +151,32 @@ int drv_free_slots(struct accdma_queue *q);
 
 /* token.c */
 int drv_poll(struct accdma_world *w);
+void drv_token_seed(struct accdma_world *w);
+
+/* token_dup.c */
+int drv_tokens_repeat(const accdma_token *tokens, int count);
+
+/* block.c */
+int drv_block_enter(struct accdma_world *w);
+void drv_block_leave(struct accdma_world *w);
+int drv_block_shutdown(struct accdma_world *w);
+/** drv_closing() - has accdma_world_close() begun on @w? (relaxed: a blocked
+ * thread looks again and again, and the closer waits for it either way) */
+static inline int drv_closing(const struct accdma_world *w)
+{
+	return atomic_load_explicit(&w->closing, memory_order_relaxed) != 0;
+}
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
+
+/* diag.c */
+void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms);
 
 /* mailbox.c */
 int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd);
 
 /* opts.c */
 int drv_parse_numa_map(const char *s, int *map, int n);
+const char *drv_env(const char *name);
 
 #endif /* ACCDMA_DRIVER_INTERNAL_H */

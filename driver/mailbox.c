@@ -16,7 +16,7 @@
  */
 int drv_mailbox_call(struct accdma_world *w, int dev, uint32_t cmd)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
+	struct q_dev_sh *ds = q_dev(&w->a, (uint32_t)dev);
 	uint64_t deadline = q_now_ns() + DRV_MAILBOX_TIMEOUT_NS;
 	uint32_t req;
 
@@ -48,12 +48,15 @@ static int mailbox(struct accdma_world *w, int dev, uint32_t cmd, void *reply, s
 
 	if (rc)
 		return rc;
-	ds = q_dev(w->sh, (uint32_t)dev);
+	if (drv_block_enter(w)) /* a close waits for the answer before it stops the engines */
+		return -ESHUTDOWN;
+	ds = q_dev(&w->a, (uint32_t)dev);
 	pthread_mutex_lock(&w->devs[dev].mb_lock);
 	rc = drv_mailbox_call(w, dev, cmd);
 	if (rc == 0 && reply)
 		memcpy(reply, cmd == Q_MB_INFO ? (void *)&ds->mb.info : (void *)&ds->mb.health, len);
 	pthread_mutex_unlock(&w->devs[dev].mb_lock);
+	drv_block_leave(w);
 	return rc;
 }
 

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
 
 /* Take a free region slot, map it in this process, then publish its key
  * (release: engines read the address after checking the key). */
@@ -18,7 +17,7 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		      int registered, accdma_key *key)
 {
 	struct drv_dev *dd = &w->devs[dev];
-	struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)dev);
+	struct q_dev_sh *ds = q_dev(&w->a, (uint32_t)dev);
 	int rc = -ENOMEM;
 
 	pthread_mutex_lock(&dd->mem_lock);
@@ -26,15 +25,15 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		struct q_region *r = &ds->regions[i];
 		uint32_t gen;
 
-		if (atomic_load(&r->key))
+		if (dd->regions[i].key)
 			continue;
 		gen = (dd->region_gen[i] + 1) & 0xffffff;
 		dd->region_gen[i] = gen ? gen : 1;
 		r->size = size;
 		r->offset = offset;
 		r->registered = (uint32_t)registered;
-		w->space.base[(size_t)dev * Q_MAX_REGIONS + i] = addr;
 		*key = q_key_make(i, dd->region_gen[i]);
+		dd->regions[i] = (struct drv_region){ addr, offset, size, *key, registered };
 		atomic_store_explicit(&r->key, *key, memory_order_release);
 		rc = 0;
 		break;
@@ -46,55 +45,50 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 {
 	struct q_dev_sh *ds;
-	void *p;
+	struct drv_dev *dd;
+	uint64_t off = 0;
+	void *p = NULL;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
 		return rc;
 	if (!key || size == 0)
 		return -EINVAL;
-	ds = q_dev(w->sh, (uint32_t)dev);
-	if (atomic_fetch_add(&ds->mem_used, size) + size > ds->mem_size) {
-		atomic_fetch_sub(&ds->mem_used, size);
+	ds = q_dev(&w->a, (uint32_t)dev);
+	dd = &w->devs[dev];
+	if (size > w->opts.mem_size || atomic_fetch_add(&dd->mem_used, size) + size > w->opts.mem_size) {
+		if (size <= w->opts.mem_size)
+			atomic_fetch_sub(&dd->mem_used, size);
 		return -ENOMEM;
 	}
-	if (w->shm) { /* from the device's part of this process's shared segment */
-		uint64_t off = 0;
-
-		rc = drv_shm_alloc(w, dev, size, &off, &p);
-		if (!rc) {
-			rc = region_add(w, dev, p, off, size, 0, key);
-			if (rc)
-				drv_shm_free(w, dev, off, size);
-		}
+	rc = w->tp->mem_alloc(w, dev, size, &off, &p);
+	if (!rc) {
+		rc = region_add(w, dev, p, off, size, 0, key);
 		if (rc)
-			atomic_fetch_sub(&ds->mem_used, size);
-		return rc;
+			w->tp->mem_free(w, dev, off, p, size);
 	}
-	p = dma_mem_alloc(size, ds->numa_node);
-	if (!p) {
-		atomic_fetch_sub(&ds->mem_used, size);
-		return -ENOMEM;
-	}
-	rc = region_add(w, dev, p, 0, size, 0, key);
-	if (rc) {
-		dma_mem_free(p, size);
-		atomic_fetch_sub(&ds->mem_used, size);
-	}
+	if (rc)
+		atomic_fetch_sub(&dd->mem_used, size);
+	atomic_store(&ds->mem_used, atomic_load(&dd->mem_used));
 	return rc;
 }
 
 int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, accdma_key *key)
 {
+	uint64_t off = 0;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
 		return rc;
-	if (!key || !addr || size == 0)
+	/* The engines address the region as addr + offset with offset + length
+	 * checked against size: a range that wraps the address space would pass
+	 * that check and point at address 0 onwards. */
+	if (!key || !addr || size == 0 || size - 1 > UINTPTR_MAX - (uintptr_t)addr)
 		return -EINVAL;
-	if (w->opts.transport != ACCDMA_TRANSPORT_LOCAL)
+	if (!w->tp->mem_register)
 		return -EOPNOTSUPP;
-	return region_add(w, dev, addr, 0, size, 1, key);
+	rc = w->tp->mem_register(w, dev, addr, size, &off);
+	return rc ? rc : region_add(w, dev, addr, off, size, 1, key);
 }
 
 /* Does a posted, unfinished op name (@dev, @key)? Its own device's ops by
@@ -104,9 +98,8 @@ static int region_in_use(struct accdma_world *w, int dev, accdma_key key)
 {
 	for (uint32_t d = 0; d < (uint32_t)w->opts.num_devices; d++)
 		for (uint32_t qi = 0; qi < (uint32_t)w->opts.queues; qi++) {
-			struct q_queue_sh *qs = q_queue(w->sh, d, qi);
-			const struct q_cpl *c = q_cpls(w->sh, qs);
-			const struct q_desc *desc = q_descs(w->sh, qs);
+			const struct q_cpl *c = q_cpls(&w->a, d, qi);
+			const struct q_desc *desc = q_descs(&w->a, d, qi);
 
 			for (uint32_t s = 0; s < w->opts.queue_depth; s++) {
 				if (atomic_load_explicit(&c[s].state, memory_order_acquire) != Q_SLOT_POSTED)
@@ -123,8 +116,8 @@ static int region_in_use(struct accdma_world *w, int dev, accdma_key key)
 int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 {
 	struct drv_dev *dd;
+	struct drv_region *mine;
 	struct q_region *r;
-	void **base;
 	int rc = drv_dev_check(w, dev);
 
 	if (rc)
@@ -132,10 +125,10 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 	if (key == 0)
 		return -ENOENT;
 	dd = &w->devs[dev];
-	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
-	base = &w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+	r = &q_dev(&w->a, (uint32_t)dev)->regions[q_key_index(key)];
+	mine = &dd->regions[q_key_index(key)];
 	pthread_mutex_lock(&dd->mem_lock);
-	if (atomic_load(&r->key) != key) {
+	if (mine->key != key) {
 		pthread_mutex_unlock(&dd->mem_lock);
 		return -ENOENT;
 	}
@@ -146,14 +139,12 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 		return -EBUSY;
 	}
 	atomic_store_explicit(&r->key, 0, memory_order_release);
-	if (!r->registered) {
-		if (w->shm)
-			drv_shm_free(w, dev, r->offset, r->size);
-		else
-			dma_mem_free(*base, r->size);
-		atomic_fetch_sub(&q_dev(w->sh, (uint32_t)dev)->mem_used, r->size);
+	if (!mine->registered) {
+		w->tp->mem_free(w, dev, mine->offset, mine->addr, mine->size);
+		atomic_fetch_sub(&dd->mem_used, mine->size);
+		atomic_store(&q_dev(&w->a, (uint32_t)dev)->mem_used, atomic_load(&dd->mem_used));
 	}
-	*base = NULL;
+	mine->key = 0;
 	pthread_mutex_unlock(&dd->mem_lock);
 	return 0;
 }
@@ -164,10 +155,10 @@ void *accdma_mem_ptr(accdma_world *w, int dev, accdma_key key, uint64_t *size)
 
 	if (drv_dev_check(w, dev) || key == 0)
 		return NULL;
-	r = &q_dev(w->sh, (uint32_t)dev)->regions[q_key_index(key)];
+	r = &q_dev(&w->a, (uint32_t)dev)->regions[q_key_index(key)];
 	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
 		return NULL;
 	if (size)
-		*size = r->size;
-	return w->space.base[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+		*size = w->devs[dev].regions[q_key_index(key)].size;
+	return w->devs[dev].regions[q_key_index(key)].addr;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * opts.c - world options: defaults, then the ACCDMA_* environment.
+ * opts.c - world options: defaults, then the ACCDMA_* environment. Every
+ * ACCDMA_* variable the library reads is read here.
  * The table of variables is in README.md ("Configuration").
  * A malformed variable is reported on stderr: it is an error in the job's
  * set-up, and the field keeps its default.
@@ -139,6 +140,9 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	o->master_port = 0;
 	o->peer_timeout_ms = 5000;
 	o->eager_max = ACCDMA_EAGER_MAX_DEFAULT;
+	o->spin_us = 50;
+	o->host_poll = 1;
+	o->membarrier = 1;
 
 	rc |= env_transport(&o->transport);
 	v = o->num_devices;
@@ -162,8 +166,29 @@ int accdma_world_opts_init(struct accdma_world_opts *o)
 	v = o->eager_max;
 	rc |= env_i64("ACCDMA_EAGER_MAX", 0, ACCDMA_EAGER_MAX, &v);
 	o->eager_max = (int)v;
+	rc |= env_i64("ACCDMA_SPIN_US", 0, INT64_MAX / 1000, &o->spin_us);
+	v = o->host_poll;
+	rc |= env_i64("ACCDMA_POLL", 0, 1, &v);
+	o->host_poll = (int)v;
+	v = o->membarrier;
+	rc |= env_i64("ACCDMA_MEMBARRIER", 0, 1, &v);
+	o->membarrier = (int)v;
 	rc |= env_shm(o, getenv("ACCDMA_NUM_DEVICES") && *getenv("ACCDMA_NUM_DEVICES"));
 	return rc ? -EINVAL : 0;
+}
+
+/**
+ * drv_env() - the value of one of the variables read at world open rather
+ * than into an option field (ACCDMA_NUMA_MAP, ACCDMA_FAULT, ACCDMA_TRACE_OUT):
+ * every ACCDMA_* variable is read in this file.
+ * @name: the variable.
+ * Return: its value, or NULL if unset or empty.
+ */
+const char *drv_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
 }
 
 /**

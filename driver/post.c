@@ -78,9 +78,7 @@ static int reserve_slots(struct accdma_queue *q, uint32_t *slots, int n)
 static void unpin(struct accdma_world *w, const accdma_token *deps, int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct q_queue_sh *qs = q_queue(w->sh, q_token_dev(deps[i]), q_token_queue(deps[i]));
-
-		q_slot_put(&q_cpls(w->sh, qs)[q_token_slot(deps[i])]);
+		q_slot_put(&q_cpls(&w->a, q_token_dev(deps[i]), q_token_queue(deps[i]))[q_token_slot(deps[i])]);
 	}
 }
 
@@ -91,7 +89,6 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 
 	for (int i = 0; i < op->num_deps; i++) {
 		accdma_token t = op->deps[i];
-		struct q_queue_sh *qs;
 		int rc = 0;
 
 		if (t == 0 || q_token_gen(t) == 0 || q_token_queue(t) >= (uint32_t)w->opts.queues ||
@@ -100,8 +97,7 @@ static int pin_deps(struct accdma_queue *q, const struct accdma_op *op)
 		else if (q_token_dev(t) != q->dev)
 			rc = -EXDEV;
 		else {
-			qs = q_queue(w->sh, q->dev, q_token_queue(t));
-			if (!q_slot_tryget(&q_cpls(w->sh, qs)[q_token_slot(t)], q_token_gen(t)))
+			if (!q_slot_tryget(&q_cpls(&w->a, q->dev, q_token_queue(t))[q_token_slot(t)], q_token_gen(t)))
 				rc = -ESTALE;
 		}
 		if (rc) {
@@ -178,7 +174,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 		any_deps |= ops[i].num_deps;
 		if (ops[i].kind != ACCDMA_OP_SEND)
 			continue;
-		if (!ops[i].num_deps && ops[i].length <= w->sh->eager_max)
+		if (!ops[i].num_deps && ops[i].length <= w->a.g.eager_max)
 			small_send = 1;
 		else
 			other_send = 1; /* rules out reading the post inline */
@@ -228,7 +224,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
 		q->waits_at_submit = waits;
 	if (w->threaded) /* polled devices have no engine thread to wake */
-		q_engine_kick(q_dev(w->sh, q->dev), q->sh->engine);
+		q_engine_kick(q_dev(&w->a, q->dev), q_queue_engine(&w->a.g, q->index));
 	rc = count;
 	goto out;
 unwind:

@@ -111,21 +111,57 @@ static int is_done(struct q_cpl *c)
 
 /* Give the token back: read the status first, the slot may be reused after. */
 static inline __attribute__((always_inline)) int
-consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+consume_bytes(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status, uint64_t *bytes)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
+	uint64_t moved = bytes ? atomic_load_explicit(&c->bytes, memory_order_relaxed) : 0;
 
 	if (q_slot_consume_token(c, w->opts.queues > 1))
 		return -ESTALE;
 	if (status)
 		*status = st;
+	if (bytes)
+		*bytes = moved;
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+consume(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status)
+{
+	return consume_bytes(w, c, status, NULL);
 }
 
 /* A negative timeout means the world's default. */
 static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
 {
 	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
+}
+
+/* Worlds opened by this process: each seeds its generations apart. */
+static _Atomic uint32_t worlds_opened;
+
+/**
+ * drv_token_seed() - start every completion record of @w's local devices at a
+ * generation of this world's own, so that a token of another world of the
+ * same shape names no live op here (it fails -ESTALE).
+ * @w: a world being opened, before any op is posted.
+ *
+ * The k-th world opened starts at k times 2^32 divided by the golden ratio:
+ * seeds of any n worlds lie about 2^32 / (3 n) apart or more, so a slot has
+ * to be reused that often before one world's generations reach another's.
+ */
+void drv_token_seed(struct accdma_world *w)
+{
+	uint32_t k = atomic_fetch_add_explicit(&worlds_opened, 1, memory_order_relaxed) + 1;
+	uint32_t seed = k * 0x9e3779b9u;
+
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		for (int qi = 0; qi < w->opts.queues; qi++) {
+			struct q_cpl *c = w->queues[d * w->opts.queues + qi].cpl;
+
+			for (uint32_t s = 0; s < w->opts.queue_depth; s++)
+				atomic_store_explicit(&c[s].gen, seed, memory_order_relaxed);
+		}
 }
 
 /**
@@ -198,7 +234,8 @@ static void wait_race_point(void)
 /* Wait until @done() or the deadline of @wc, polling first (unless the
  * timeout is 0), then sleeping on the completion counter @seq_word
  * (registered in @waiters); @dev: a device of this process, whose waiters
- * these are (it says how the sleep is fenced). 0 or -ETIMEDOUT. */
+ * these are (it says how the sleep is fenced). The caller is registered
+ * (drv_block_enter()). 0, -ETIMEDOUT, or -ESHUTDOWN once the world closes. */
 static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
 		    struct q_dev_sh *dev, int (*done)(void *), void *arg, struct wait_clock *wc)
 {
@@ -230,6 +267,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			wait_deadline(wc, now);
 			if (!spin_end) /* polled devices move only while we poll */
 				spin_end = w->threaded ? now + drv_wait_spin_ns(w, wc->token) : wc->deadline;
+			if (drv_closing(w)) {
+				drv_poll_session(w, 0, 1);
+				return -ESHUTDOWN;
+			}
 			if (now >= spin_end || now >= wc->deadline)
 				break;
 		}
@@ -254,6 +295,10 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 			rc = 0;
 			break;
 		}
+		if (drv_closing(w)) {
+			rc = -ESHUTDOWN;
+			break;
+		}
 		now = q_now_ns();
 		if (now >= wait_deadline(wc, now))
 			break;
@@ -275,7 +320,7 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
 		       struct wait_clock *wc)
 {
-	struct q_dev_sh *ds = q_dev(w->sh, dev);
+	struct q_dev_sh *ds = q_dev(&w->a, dev);
 
 	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, ds, done, arg, wc);
 }
@@ -285,44 +330,43 @@ static int cpl_done(void *arg)
 	return is_done(arg);
 }
 
-/* log_level >= 1: name the stuck op and any wait-for cycle on stderr. */
-static void log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
-{
-	struct accdma_op_info info;
-	char line[512];
-	int cycle[16], len;
-
-	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
-		return;
-	accdma_op_describe(&info, line, sizeof(line));
-	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);
-	len = accdma_find_cycle(w, cycle, 16);
-	if (len > 0) {
-		fprintf(stderr, "accdma: devices waiting on each other:");
-		for (int i = 0; i < len && i < 16; i++)
-			fprintf(stderr, " %d ->", cycle[i]);
-		fprintf(stderr, " %d%s\n", cycle[0], len > 16 ? " (cycle shortened)" : "");
-	}
-}
-
-int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
+/* accdma_wait() and accdma_wait_bytes(): the op's record is read only while
+ * the thread is either on the fast path (the op found done) or registered. */
+static inline __attribute__((always_inline)) int
+wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status,
+	 uint64_t *bytes)
 {
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
-	int64_t ms;
 	int rc = drv_token_cpl(w, t, &qs, &c);
 
 	if (rc)
 		return rc;
-	ms = timeout_of(w, timeout_ms);
-	wc.ms = ms;
+	if (is_done(c))
+		return consume_bytes(w, c, status, bytes);
+	if (drv_block_enter(w))
+		return -ESHUTDOWN;
+	wc.ms = timeout_of(w, timeout_ms);
 	wc.token = t;
-	if (!is_done(c) && sleep_until(w, q_token_dev(t), cpl_done, c, &wc)) {
-		log_timeout(w, t, ms);
-		return -ETIMEDOUT;
-	}
-	return consume(w, c, status);
+	rc = sleep_until(w, q_token_dev(t), cpl_done, c, &wc);
+	if (rc == -ETIMEDOUT)
+		drv_log_timeout(w, t, wc.ms);
+	else if (rc == 0)
+		rc = consume_bytes(w, c, status, bytes);
+	drv_block_leave(w);
+	return rc;
+}
+
+int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
+{
+	return wait_one(w, t, timeout_ms, status, NULL);
+}
+
+int accdma_wait_bytes(accdma_world *w, accdma_token t, int64_t timeout_ms,
+		      enum accdma_status *status, uint64_t *bytes)
+{
+	return wait_one(w, t, timeout_ms, status, bytes);
 }
 
 int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)
@@ -347,8 +391,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
 	struct q_cpl *c, *first[WAIT_ALL_KEEP];
-	int64_t ms;
-	int rc;
+	int rc, entered = 0, sorted = 1;
 
 	if (drv_world_check(w))
 		return -EBADF;
@@ -360,29 +403,50 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			return rc;
 		if (i < WAIT_ALL_KEEP)
 			first[i] = c;
+		/* slots (device, queue, slot: a token's low half) in strictly
+		 * increasing order, as one queue's posts are, cannot repeat */
+		if (i && (uint32_t)tokens[i] <= (uint32_t)tokens[i - 1])
+			sorted = 0;
 	}
-	ms = timeout_of(w, timeout_ms);
-	wc.ms = ms; /* one deadline for all of them */
+	if (!sorted) {
+		rc = drv_tokens_repeat(tokens, count);
+		if (rc)
+			return rc < 0 ? rc : -EINVAL;
+	}
+	wc.ms = timeout_of(w, timeout_ms); /* one deadline for all of them */
 	for (int i = 0; i < count; i++) {
 		c = i < WAIT_ALL_KEEP ? first[i] : token_cpl_checked(w, tokens[i]);
 		wc.token = tokens[i];
-		if (!is_done(c) && sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc)) {
-			/* Consume what is done, so the caller only keeps the stuck ones. */
-			for (int j = i; j < count; j++) {
-				c = token_cpl_checked(w, tokens[j]);
-				if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
-					tokens[j] = 0;
+		if (!is_done(c)) {
+			if (!entered && drv_block_enter(w))
+				return -ESHUTDOWN;
+			entered = 1;
+			rc = sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc);
+			if (rc == -ESHUTDOWN)
+				goto out;
+			if (rc) {
+				/* Consume what is done, so the caller only keeps the stuck ones. */
+				for (int j = i; j < count; j++) {
+					c = token_cpl_checked(w, tokens[j]);
+					if (is_done(c) && consume(w, c, statuses ? &statuses[j] : NULL) == 0)
+						tokens[j] = 0;
+				}
+				drv_log_timeout(w, tokens[i], wc.ms);
+				rc = -ETIMEDOUT;
+				goto out;
 			}
-			log_timeout(w, tokens[i], ms);
-			return -ETIMEDOUT;
 		}
 		rc = consume(w, c, statuses ? &statuses[i] : NULL);
 		if (rc)
-			return rc;
+			goto out;
 		tokens[i] = 0;
 	}
 	q_trace(Q_TRACE_WAITED);
-	return 0;
+	rc = 0;
+out:
+	if (entered)
+		drv_block_leave(w);
+	return rc;
 }
 
 struct any_arg {
@@ -399,7 +463,7 @@ static int any_done(void *arg)
 	struct q_cpl *c;
 
 	for (int i = 0; i < a->count; i++) {
-		if (a->tokens[i] && drv_token_cpl(a->w, a->tokens[i], &qs, &c) == 0 && is_done(c)) {
+		if (a->tokens[i] && token_lookup(a->w, a->tokens[i], &qs, &c) == 0 && is_done(c)) {
 			a->found = i;
 			return 1;
 		}
@@ -415,7 +479,7 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 	struct q_queue_sh *qs;
 	struct q_cpl *c;
 	uint32_t dev = 0;
-	int live = 0, same_dev = 1, rc;
+	int live = 0, same_dev = 1, entered = 0, rc;
 	int64_t ms;
 
 	if (drv_world_check(w))
@@ -437,23 +501,35 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 		return -EINVAL;
 	ms = timeout_of(w, timeout_ms);
 	wc.ms = ms;
-	/* Tokens of several devices: sleep on the world's counter of any completion. */
-	if (same_dev ? sleep_until(w, dev, any_done, &a, &wc)
-		     : sleep_on(w, &w->sh->any_seq, &w->sh->any_waiters, q_dev(w->sh, dev), any_done,
-				&a, &wc)) {
-		for (int i = 0; i < count; i++)
-			if (tokens[i]) {
-				log_timeout(w, tokens[i], ms);
-				break;
-			}
-		return -ETIMEDOUT;
+	if (any_done(&a)) {
+		drv_note_wait(w); /* as sleep_on() would have, before its first look */
+	} else { /* only a wait that blocks registers */
+		if (drv_block_enter(w))
+			return -ESHUTDOWN;
+		entered = 1;
+		/* Tokens of several devices: sleep on the world's counter of any completion. */
+		rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
+			      : sleep_on(w, &w->a.sh->any_seq, &w->a.sh->any_waiters, q_dev(&w->a, dev),
+					 any_done, &a, &wc);
+		if (rc) {
+			for (int i = 0; rc == -ETIMEDOUT && i < count; i++)
+				if (tokens[i]) {
+					drv_log_timeout(w, tokens[i], ms);
+					break;
+				}
+			drv_block_leave(w);
+			return rc;
+		}
 	}
-	drv_token_cpl(w, tokens[a.found], &qs, &c);
+	token_lookup(w, tokens[a.found], &qs, &c);
 	rc = consume(w, c, status);
-	if (rc)
-		return rc;
-	tokens[a.found] = 0;
-	return a.found;
+	if (rc == 0) {
+		tokens[a.found] = 0;
+		rc = a.found;
+	}
+	if (entered)
+		drv_block_leave(w);
+	return rc;
 }
 
 int accdma_release(accdma_world *w, accdma_token t)
@@ -476,7 +552,7 @@ int accdma_cancel(accdma_world *w, accdma_token t)
 	if (rc)
 		return rc;
 	atomic_store_explicit(&c->cancel, 1, memory_order_relaxed);
-	q_engine_kick(q_dev(w->sh, q_token_dev(t)), qs->engine);
+	q_engine_kick(q_dev(&w->a, q_token_dev(t)), q_queue_engine(&w->a.g, q_token_queue(t)));
 	return 0;
 }
 

@@ -11,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
 
 /* Closed worlds' tombstones: kept reachable, never reused. */
 static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,14 +56,14 @@ static int opts_valid(const struct accdma_world_opts *o)
 static int setup_numa(struct accdma_world *w)
 {
 	int n = w->opts.num_devices, nodes = dma_numa_nodes();
-	const char *env = getenv("ACCDMA_NUMA_MAP");
+	const char *env = drv_env("ACCDMA_NUMA_MAP");
 
 	w->numa_map = calloc((size_t)n, sizeof(int));
 	if (!w->numa_map)
 		return -ENOMEM;
 	if (w->opts.numa_map)
 		memcpy(w->numa_map, w->opts.numa_map, (size_t)n * sizeof(int));
-	else if (env && *env) {
+	else if (env) {
 		if (drv_parse_numa_map(env, w->numa_map, n)) {
 			if (w->opts.log_level >= 1)
 				fprintf(stderr, "accdma: ACCDMA_NUMA_MAP='%s': expected a comma list of "
@@ -87,13 +85,13 @@ static int setup_numa(struct accdma_world *w)
 	return 0;
 }
 
-/* Stop the local engines, then free memory, locks, the arena and the host
- * state; leaves the world and queue handles for the tombstone. */
+/* Stop the local engines, then the host state and the transport (device
+ * memory, the arena); leaves the world and queue handles for the tombstone. */
 static void release_world(struct accdma_world *w)
 {
-	if (w->sh) {
-		if (!w->shm) /* a shared arena's stop flag would stop every process */
-			atomic_store(&w->sh->stop, 1);
+	if (w->a.sh) {
+		if (w->tp->stop)
+			w->tp->stop(w);
 		for (int d = 0; w->devs && d < w->opts.num_devices; d++)
 			fw_device_stop(w->devs[d].fw);
 	}
@@ -102,25 +100,12 @@ static void release_world(struct accdma_world *w)
 
 		if (d < w->first_local || d >= w->first_local + w->nlocal)
 			continue;
-		for (int r = 0; w->sh && w->space.base && r < Q_MAX_REGIONS; r++) {
-			struct q_region *reg = &q_dev(w->sh, (uint32_t)d)->regions[r];
-			void **base = &w->space.base[(size_t)d * Q_MAX_REGIONS + r];
-
-			if (atomic_load(&reg->key) && !reg->registered && !w->shm)
-				dma_mem_free(*base, reg->size); /* shm: goes with its segment */
-			*base = NULL;
-		}
 		drv_seq_fini(&dd->seqs);
 		pthread_mutex_destroy(&dd->mb_lock);
 		pthread_mutex_destroy(&dd->mem_lock);
 	}
-	if (w->shm) {
-		drv_shm_close(w);
-	} else if (w->sh) {
-		q_layout_fini(w->sh);
-		munmap(w->sh, w->arena_size);
-		w->sh = NULL;
-	}
+	if (w->tp)
+		w->tp->close(w);
 	dma_space_fini(&w->space);
 	free(w->devs);
 	free(w->numa_map);
@@ -128,36 +113,11 @@ static void release_world(struct accdma_world *w)
 	w->numa_map = NULL;
 }
 
-/* The local transport: an anonymous arena laid out for every device, all of
- * them driven by this process. */
-static int local_open(struct accdma_world *w)
-{
-	const struct accdma_world_opts *o = &w->opts;
-	int rc;
-
-	w->arena_size = q_layout_size((uint32_t)o->num_devices, (uint32_t)o->queues, o->queue_depth);
-	w->sh = mmap(NULL, w->arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w->sh == MAP_FAILED) {
-		w->sh = NULL;
-		return -ENOMEM;
-	}
-	rc = q_layout_init(w->sh, (uint32_t)o->num_devices, (uint32_t)o->queues, (uint32_t)o->engines,
-			   o->queue_depth, 0, (uint32_t)o->eager_max);
-	if (rc) {
-		munmap(w->sh, w->arena_size);
-		w->sh = NULL;
-		return rc;
-	}
-	w->first_local = 0;
-	w->nlocal = o->num_devices;
-	return 0;
-}
-
 int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 {
+	const struct drv_transport *tp;
 	struct accdma_world_opts defaults;
 	struct accdma_world *w;
-	const char *spin = getenv("ACCDMA_SPIN_US");
 	int rc, nq;
 
 	if (!out)
@@ -169,30 +129,43 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	if (!opts_valid(opts))
 		return -EINVAL;
-	if (opts->transport != ACCDMA_TRANSPORT_LOCAL && opts->transport != ACCDMA_TRANSPORT_SHM)
+	tp = drv_transport_find(opts->transport);
+	if (!tp) {
+		if (opts->log_level >= 1)
+			fprintf(stderr, "accdma: accdma_world_open: transport %d is not in this build\n",
+				(int)opts->transport);
 		return -EPROTONOSUPPORT;
-	if (fw_fault_from_env()) {
+	}
+	if (fw_fault_parse(drv_env("ACCDMA_FAULT"))) {
 		fprintf(stderr, "accdma: ACCDMA_FAULT='%s': expected site:nth[,site:nth] with sites "
-				"fetch, match, exec, copy, zero, kick, wake\n", getenv("ACCDMA_FAULT"));
+				"fetch, match, exec, copy, zero, kick, wake\n", drv_env("ACCDMA_FAULT"));
 		return -EINVAL;
 	}
+	q_trace_set_out(drv_env("ACCDMA_TRACE_OUT"));
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	w->tp = tp;
 	/* engines = 0: a polled device, one engine's state and no thread. */
 	w->threaded = opts->engines > 0;
 	if (!w->threaded)
 		w->opts.engines = 1;
-	w->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : 50) * 1000;
-	w->host_poll = !(getenv("ACCDMA_POLL") && !strcmp(getenv("ACCDMA_POLL"), "0"));
+	w->spin_ns = opts->spin_us > 0 ? (uint64_t)opts->spin_us * 1000 : 0;
+	w->host_poll = opts->host_poll != 0;
 	rc = setup_numa(w);
 	if (rc)
 		goto fail;
 	rc = dma_space_init(&w->space, (uint32_t)opts->num_devices);
 	if (rc)
 		goto fail;
-	rc = opts->transport == ACCDMA_TRANSPORT_SHM ? drv_shm_open(w) : local_open(w);
+	/* Every process computes the arena's geometry itself, from the options alone. */
+	rc = q_geom_init(&w->a.g, (uint32_t)opts->num_devices, (uint32_t)opts->queues,
+			 (uint32_t)w->opts.engines, opts->queue_depth, (uint32_t)opts->eager_max,
+			 tp->shared_arena);
+	if (rc)
+		goto fail;
+	rc = tp->open(w);
 	if (rc)
 		goto fail;
 	nq = opts->num_devices * opts->queues;
@@ -202,7 +175,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	if (!w->devs || !w->queues)
 		goto fail;
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
-		struct q_dev_sh *ds = q_dev(w->sh, (uint32_t)d);
+		struct q_dev_sh *ds = q_dev(&w->a, (uint32_t)d);
 		struct drv_dev *dd = &w->devs[d];
 
 		ds->numa_node = w->numa_map[d];
@@ -219,21 +192,22 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		q->world = w;
 		q->dev = (uint32_t)(i / opts->queues);
 		q->index = (uint32_t)(i % opts->queues);
-		q->sh = q_queue(w->sh, q->dev, q->index);
-		q->desc = q_descs(w->sh, q->sh);
-		q->cpl = q_cpls(w->sh, q->sh);
-		q->sq = q_sq(w->sh, q->sh);
+		q->sh = q_queue(&w->a, q->dev, q->index);
+		q->desc = q_descs(&w->a, q->dev, q->index);
+		q->cpl = q_cpls(&w->a, q->dev, q->index);
+		q->sq = q_sq(&w->a, q->dev, q->index);
 		q->mask = opts->queue_depth - 1;
 		q->waits_at_submit = UINT32_MAX; /* the first post is read inline */
 	}
+	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
-		rc = fw_device_start(w->sh, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
-				     &w->devs[d].fw);
+		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
+				     opts->membarrier, &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}
-	if (w->shm) {
-		rc = drv_shm_started(w);
+	if (tp->start) {
+		rc = tp->start(w);
 		if (rc)
 			goto fail;
 	}
@@ -262,8 +236,8 @@ static void report_late_wakes(struct accdma_world *w)
 			"its own after a timed sleep\n",
 			(unsigned long long)waits, waits == 1 ? " was" : "s were");
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
-		for (uint32_t e = 0; e < w->sh->engines && e < Q_MAX_ENGINES; e++) {
-			uint64_t n = atomic_load(&q_dev(w->sh, (uint32_t)d)->engines[e].late_wakes);
+		for (uint32_t e = 0; e < w->a.g.engines; e++) {
+			uint64_t n = atomic_load(&q_dev(&w->a, (uint32_t)d)->engines[e].late_wakes);
 
 			if (n)
 				fprintf(stderr,
@@ -275,8 +249,14 @@ static void report_late_wakes(struct accdma_world *w)
 
 int accdma_world_close(accdma_world *w)
 {
+	int rc;
+
 	if (drv_world_check(w))
 		return -EBADF;
+	/* Threads blocked in waits leave first (-ESHUTDOWN): they read the arena. */
+	rc = drv_block_shutdown(w);
+	if (rc)
+		return rc;
 	report_late_wakes(w);
 	w->magic = DRV_DEAD_MAGIC;
 	for (int i = 0; i < w->opts.num_devices * w->opts.queues; i++)

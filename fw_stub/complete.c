@@ -6,7 +6,7 @@
 
 /* Wake the host threads sleeping on device @d's completions (@cq) and on any
  * device's (@any). Out of line: most completions find nobody asleep. */
-static __attribute__((noinline)) void wake_host_waiters(struct q_world_sh *w, struct q_dev_sh *d,
+static __attribute__((noinline)) void wake_host_waiters(const struct q_arena *w, struct q_dev_sh *d,
 							  uint32_t cq, uint32_t any)
 {
 	if (fw_fault_hit(FW_FAULT_WAKE))
@@ -16,20 +16,23 @@ static __attribute__((noinline)) void wake_host_waiters(struct q_world_sh *w, st
 		q_futex_wake(&d->cq_seq);
 	}
 	if (any) {
-		atomic_fetch_add_explicit(&w->any_seq, 1, memory_order_relaxed);
-		q_futex_wake(&w->any_seq);
+		atomic_fetch_add_explicit(&w->sh->any_seq, 1, memory_order_relaxed);
+		q_futex_wake(&w->sh->any_seq);
 	}
 }
 
-/*
- * Write an op's final status and publish it. @own: the caller is the engine
- * that owns the op's queue (in a pass, so alone), which counts it with a
- * plain add; any other engine counts with a locked one. @kick_all: also wake
- * the device's engines (the op belongs to another engine, or another queue
- * may depend on it).
+/**
+ * fw_complete_record() - write an op's final status and publish it.
+ * @w: the arena. @d/@qs/@c: the op's device, queue and completion record.
+ * @st/@bytes: its outcome.
+ * @own: the caller is the engine that owns the op's queue (in a pass, so
+ *       alone), which counts it with a plain add; any other engine counts
+ *       with a locked one.
+ * @kick_all: also wake the device's engines (the op belongs to another
+ *            engine, or another queue may depend on it).
  */
-static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
-		     enum accdma_status st, uint64_t bytes, int own, int kick_all)
+void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
+			enum accdma_status st, uint64_t bytes, int own, int kick_all)
 {
 	uint32_t cq, any;
 
@@ -53,12 +56,12 @@ static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh
 	 * (Light when both processes use membarrier: q_kick_fence().) */
 	q_kick_fence(d);
 	cq = atomic_load_explicit(&d->cq_waiters, memory_order_relaxed);
-	any = atomic_load_explicit(&w->any_waiters, memory_order_relaxed);
+	any = atomic_load_explicit(&w->sh->any_waiters, memory_order_relaxed);
 	if (cq | any)
 		wake_host_waiters(w, d, cq, any);
 	/* The fence above also orders DONE before each engine's `sleeping` read. */
 	if (kick_all)
-		for (uint32_t e = 0; e < w->engines; e++)
+		for (uint32_t e = 0; e < w->g.engines; e++)
 			q_engine_kick_fenced(&d->engines[e]);
 }
 
@@ -70,7 +73,7 @@ static void complete(struct q_world_sh *w, struct q_dev_sh *d, struct q_queue_sh
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes)
 {
-	complete(fd->w, fd->sh, q->sh, &q->cpl[op->slot], st, bytes, 1, fd->nengines > 1);
+	fw_complete_record(fd->w, fd->sh, q->sh, &q->cpl[op->slot], st, bytes, 1, fd->nengines > 1);
 }
 
 /**
@@ -84,29 +87,9 @@ void fw_op_finish(struct fw_device *fd, struct fw_op *op)
 	if (op->deps_held) {
 		for (uint16_t i = 0; i < op->d.num_deps; i++) {
 			uint64_t t = op->d.deps[i];
-			struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
-
-			q_slot_put(&q_cpls(fd->w, dq)[q_token_slot(t)]);
+			q_slot_put(&q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)]);
 		}
 		op->deps_held = 0;
 	}
 	op->state = FW_OP_DONE;
-}
-
-/**
- * fw_complete_waiting() - complete an op that was waiting in a rendezvous
- * table, on behalf of its owning engine.
- * @w: the arena. @dev/@queue/@slot: the waiting op. @st/@bytes: its outcome.
- *
- * The owner holds nothing by then (dependencies were released when the op
- * became ready), so the slot may be reused as soon as the host consumes the
- * token: a host that waits and posts again never finds its queue full. The
- * owner notices from the slot's generation and state and forgets the op.
- */
-void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
-			 enum accdma_status st, uint64_t bytes)
-{
-	struct q_queue_sh *qs = q_queue(w, dev, queue);
-
-	complete(w, q_dev(w, dev), qs, &q_cpls(w, qs)[slot], st, bytes, 0, 1);
 }

@@ -2,7 +2,7 @@
 /*
  * eager.c - small sends through inline rings, as a NIC sends inline data.
  *
- * A send of at most w->eager_max bytes does not wait for its recv: the engine
+ * A send of at most eager_max bytes does not wait for its recv: the engine
  * copies the payload into the receiver's ring for this sender (one 32-byte
  * position up to 8 bytes, one more per 32 bytes beyond: two 8-byte messages
  * to a cache line) and completes the send (its buffer may be reused). The receiver's engines take
@@ -19,6 +19,9 @@
  * the op down the rendezvous path: matching is by sequence number, so mixing
  * paths keeps FIFO order per tag.
  *
+ * This file is the receiving side; the sending side's ring put is the peer
+ * seam's (fw_peer_eager_put()).
+ *
  * Locks: fd->eager_tx_lock serialises this device's senders, fd->eager_rx_lock
  * its consumers. Both are this process's (one device is driven by one process),
  * and taken only when the device has more than one engine: otherwise the
@@ -30,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fw_stub/eager_ring.h"
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 /* The receiver keeps each message's span in a byte. */
 _Static_assert(1 + (ACCDMA_EAGER_MAX - Q_EAGER_HEAD_BYTES + Q_EAGER_CONT_BYTES - 1) / Q_EAGER_CONT_BYTES <= 255,
@@ -113,95 +118,20 @@ static void unhold(struct fw_eager_rx *rx, uint32_t idx)
 	rx->index[hole] = -1;
 }
 
-/* The rest of a message's payload after its head's share: raw, in the
- * positions after the head at slot @idx, wrapping at the ring's end. */
-static uint8_t *cont_data(struct q_eager_ring *ring, uint32_t idx)
-{
-	return (uint8_t *)&ring->slots[idx];
-}
-
-/* Copy the @n <= Q_EAGER_HEAD_BYTES bytes of a message head. Up to 16 bytes
- * (a scalar, a flag, a small index: most small messages) as two overlapping
- * loads and stores, inline, where a memcpy() call cost more than the copy. */
-static inline void copy_head(void *dst, const void *src, uint64_t n)
-{
-	uint64_t a8, b8;
-	uint32_t a4, b4;
-
-	if (n > 16) {
-		memcpy(dst, src, n);
-	} else if (n >= 8) {
-		memcpy(&a8, src, 8);
-		memcpy(&b8, (const uint8_t *)src + n - 8, 8);
-		memcpy(dst, &a8, 8);
-		memcpy((uint8_t *)dst + n - 8, &b8, 8);
-	} else if (n >= 4) {
-		memcpy(&a4, src, 4);
-		memcpy(&b4, (const uint8_t *)src + n - 4, 4);
-		memcpy(dst, &a4, 4);
-		memcpy((uint8_t *)dst + n - 4, &b4, 4);
-	} else {
-		for (uint64_t i = 0; i < n; i++)
-			((uint8_t *)dst)[i] = ((const uint8_t *)src)[i];
-	}
-}
-
-/* Bytes of the rest of a @len-byte message that fit before the ring's end,
- * its head being at slot @idx (the remainder continues at slot 0). */
-static uint64_t cont_first(const struct fw_device *fd, uint32_t idx, uint64_t rest)
-{
-	uint64_t room = (uint64_t)(fd->eager_mask - idx) * Q_EAGER_CONT_BYTES;
-
-	return rest < room ? rest : room;
-}
-
-/* Write @len payload bytes of the message whose head is at slot @idx: the
- * head's share, then the rest after it (wrapping). */
-static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
-		    const uint8_t *src, uint64_t len)
-{
-	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
-
-	if (n) /* a barrier's zero-length send has no address */
-		copy_head(ring->slots[idx].data, src, n);
-	if (len == n)
-		return;
-	k = cont_first(fd, idx, len - n);
-	if (k)
-		memcpy(cont_data(ring, idx + 1), src + n, k);
-	if (n + k < len)
-		memcpy(cont_data(ring, 0), src + n + k, len - n - k);
-}
-
 /* Read @len payload bytes of the message whose head is at slot @idx. */
 static void copy_out(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
 		     uint8_t *dst, uint64_t len)
 {
 	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
 
-	copy_head(dst, ring->slots[idx].data, n);
+	fw_ring_copy_head(dst, ring->slots[idx].data, n);
 	if (len == n)
 		return;
-	k = cont_first(fd, idx, len - n);
+	k = fw_ring_cont_first(fd->eager_mask, idx, len - n);
 	if (k)
-		dma_copy_range(dst + n, cont_data(ring, idx + 1), k);
+		dma_copy_range(dst + n, fw_ring_cont(ring, idx + 1), k);
 	if (n + k < len)
-		dma_copy_range(dst + n + k, cont_data(ring, 0), len - n - k);
-}
-
-static void eager_lock(const struct fw_device *fd, _Atomic int *l)
-{
-	if (fd->nengines < 2)
-		return;
-	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-		while (atomic_load_explicit(l, memory_order_relaxed))
-			sched_yield(); /* held for a few stores: yield to a descheduled holder */
-}
-
-static void eager_unlock(const struct fw_device *fd, _Atomic int *l)
-{
-	if (fd->nengines > 1)
-		atomic_store_explicit(l, 0, memory_order_release);
+		dma_copy_range(dst + n + k, fw_ring_cont(ring, 0), len - n - k);
 }
 
 /* A message may have been written by another process (shm): its length is
@@ -260,7 +190,7 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 		st = dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst);
 		if (st == ACCDMA_OK)
 			st = deliver(fd, rx->ring, idx, dst, mate.length, &bytes);
-		fw_complete_waiting(fd->w, fd->id, mate.queue, mate.slot, st, bytes);
+		fw_peer_complete(fd, fd->id, mate.queue, mate.slot, st, bytes);
 	}
 	return 1;
 }
@@ -281,7 +211,9 @@ static inline int next_landed(const struct fw_device *fd, struct fw_eager_rx *rx
 	uint32_t idx = slot_of(fd, rx->cursor), len;
 	const struct q_eager_slot *s = &rx->ring->slots[idx];
 
-	if (!cursor_landed(fd, rx))
+	/* Never more than a ring's worth past the consumed mark, whatever the
+	 * stamps say: the held index stays at most half full. */
+	if (!cursor_landed(fd, rx) || rx->cursor - rx->done > fd->eager_mask)
 		return -1;
 	len = s->len;
 	rx->span[idx] = (uint8_t)(len <= fd->eager_max ? q_eager_span(len) : 1);
@@ -364,7 +296,7 @@ static void taken(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx, in
 /* Is @op a send or recv with a peer we have a ring with? */
 static int has_ring(const struct fw_device *fd, const struct fw_op *op)
 {
-	return fd->eager_rx && (uint32_t)op->d.peer < fd->w->num_devices; /* a negative peer is out of range */
+	return fd->eager_rx && (uint32_t)op->d.peer < fd->w->g.ndev; /* a negative peer is out of range */
 }
 
 /**
@@ -374,46 +306,9 @@ static int has_ring(const struct fw_device *fd, const struct fw_op *op)
  */
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	struct q_world_sh *w = fd->w;
-	uint32_t dst = (uint32_t)op->d.peer;
-	struct fw_eager_tx *tx;
-	struct q_dev_sh *dd;
-	struct q_eager_slot *s;
-	uint32_t span;
-
-	if (!has_ring(fd, op) || !fd->eager_max || op->d.length > fd->eager_max)
+	if (!has_ring(fd, op) || !fd->eager_max || op->d.length > fd->eager_max ||
+	    !fw_peer_eager_put(fd, op))
 		return 0;
-	tx = &fd->eager_tx[dst];
-	span = q_eager_span(op->d.length);
-	eager_lock(fd, &fd->eager_tx_lock);
-	if (tx->pos + span - tx->done > fd->eager_mask + 1) {
-		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
-		if (tx->pos + span - tx->done > fd->eager_mask + 1) {
-			eager_unlock(fd, &fd->eager_tx_lock);
-			return 0; /* no room before the receiver's oldest held message: rendezvous keeps the order by seq */
-		}
-	}
-	s = &tx->ring->slots[slot_of(fd, tx->pos)];
-	copy_in(fd, tx->ring, slot_of(fd, tx->pos), op->addr, op->d.length);
-	s->len = (uint32_t)op->d.length;
-	s->tag = op->d.tag;
-	s->seq = op->d.seq;
-	/* The next head's position: raw payload of an earlier lap may lie there,
-	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
-	 * is the oldest message not consumed: that head's stamp stays. */
-	if (tx->pos + span - tx->done <= fd->eager_mask)
-		atomic_store_explicit(&tx->ring->slots[slot_of(fd, tx->pos + span)].stamp, 0,
-				      memory_order_relaxed);
-	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
-	q_trace(Q_TRACE_STAMP);
-	tx->pos += span;
-	eager_unlock(fd, &fd->eager_tx_lock);
-
-	/* The receiver's engines may sleep with its recv waiting: the kick's fence
-	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
-	dd = q_dev(w, dst);
-	if (!dd->polled && !fw_fault_hit(FW_FAULT_KICK))
-		q_device_kick(dd, 0, w->engines);
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
 	fw_op_finish(fd, op);
 	return 1;
@@ -453,7 +348,7 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 	uint64_t bytes;
 
 	if (ring) {
-		eager_lock(fd, &fd->eager_rx_lock);
+		fw_eager_lock(fd, &fd->eager_rx_lock);
 		idx = take(fd, src, op->d.tag, op->d.seq, &held);
 		if (idx >= 0) {
 			struct fw_eager_rx *rx = &fd->eager_rx[src];
@@ -462,13 +357,13 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 			q_trace(Q_TRACE_LANDED);
 			st = deliver(fd, rx->ring, (uint32_t)idx, op->addr, op->d.length, &bytes);
 			taken(fd, rx, (uint32_t)idx, held);
-			eager_unlock(fd, &fd->eager_rx_lock);
+			fw_eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
 			q_trace(Q_TRACE_RECV_DONE);
 			return FW_ARRIVE_DONE;
 		}
 		if (!lost && may_park(fd, op)) {
-			eager_unlock(fd, &fd->eager_rx_lock);
+			fw_eager_unlock(fd, &fd->eager_rx_lock);
 			if (op->state != FW_OP_PARKED) {
 				op->state = FW_OP_PARKED;
 				atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
@@ -485,7 +380,7 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 			count_waiting(fd, (uint32_t)src, 1);
 	}
 	if (ring)
-		eager_unlock(fd, &fd->eager_rx_lock);
+		fw_eager_unlock(fd, &fd->eager_rx_lock);
 	return r;
 }
 
@@ -504,7 +399,7 @@ int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op)
 {
 	const struct fw_eager_rx *rx = &fd->eager_rx[op->d.peer];
 
-	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) ||
+	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) ||
 	    atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire))
 		return 0;
 	return !cursor_landed(fd, rx);
@@ -522,8 +417,8 @@ int fw_eager_poll(struct fw_device *fd)
 
 	if (!fd->eager_rx || !atomic_load_explicit(&fd->eager_waiting, memory_order_relaxed))
 		return 0;
-	eager_lock(fd, &fd->eager_rx_lock);
-	for (uint32_t src = 0; src < fd->w->num_devices; src++) {
+	fw_eager_lock(fd, &fd->eager_rx_lock);
+	for (uint32_t src = 0; src < fd->w->g.ndev; src++) {
 		struct fw_eager_rx *rx = &fd->eager_rx[src];
 		uint32_t before = rx->cursor;
 
@@ -532,7 +427,7 @@ int fw_eager_poll(struct fw_device *fd)
 		scan(fd, src, 0, 0, 0);
 		landed |= rx->cursor - before;
 	}
-	eager_unlock(fd, &fd->eager_rx_lock);
+	fw_eager_unlock(fd, &fd->eager_rx_lock);
 	return landed != 0;
 }
 
@@ -546,7 +441,7 @@ int fw_eager_poll(struct fw_device *fd)
  */
 void fw_eager_unwait(struct fw_device *fd, int32_t src)
 {
-	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->num_devices)
+	if (fd->eager_rx && src >= 0 && (uint32_t)src < fd->w->g.ndev)
 		count_waiting(fd, (uint32_t)src, -1);
 }
 
@@ -564,7 +459,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 		fw_match_fail(fd, q, op, st);
 		return;
 	}
-	eager_lock(fd, &fd->eager_rx_lock);
+	fw_eager_lock(fd, &fd->eager_rx_lock);
 	idx = take(fd, src, op->d.tag, op->d.seq, &held);
 	if (idx >= 0) {
 		taken(fd, &fd->eager_rx[src], (uint32_t)idx, held);
@@ -576,7 +471,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 		fw_match_fail(fd, q, op, st);
 		count_waiting(fd, (uint32_t)src, 1);
 	}
-	eager_unlock(fd, &fd->eager_rx_lock);
+	fw_eager_unlock(fd, &fd->eager_rx_lock);
 }
 
 /**
@@ -589,21 +484,19 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
  */
 int fw_eager_init(struct fw_device *fd)
 {
-	uint32_t n = fd->w->num_devices, slots = fd->w->eager_slots;
+	uint32_t n = fd->w->g.ndev, slots = fd->w->g.eager_slots;
 	size_t held = (slots + 63) / 64 * sizeof(uint64_t), span = slots, bucket = slots * sizeof(uint16_t);
 	size_t index = 2 * (size_t)slots * sizeof(int16_t);
 
 	fd->eager_max = 0;
-	if (!fd->sh->eager_off)
+	if (!fd->w->g.eager_rel)
 		return 0;
-	if (!q_eager_slots_ok(slots) || fd->w->eager_max > q_eager_cap(slots))
-		return -EINVAL; /* not a layout of ours */
+	if (!q_eager_slots_ok(slots) || fd->w->g.eager_max > q_eager_cap(slots))
+		return -EINVAL; /* not a layout of q_geom_init()'s */
 	fd->eager_mask = slots - 1;
-	/* a private copy: what the arena says later cannot make a copy run past a ring */
-	fd->eager_max = fd->w->eager_max;
-	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
+	fd->eager_max = fd->w->g.eager_max;
 	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
-	if (!fd->eager_tx || !fd->eager_rx)
+	if (!fd->eager_rx)
 		return -ENOMEM;
 	for (uint32_t p = 0; p < n; p++) {
 		struct fw_eager_rx *rx = &fd->eager_rx[p];
@@ -619,7 +512,6 @@ int fw_eager_init(struct fw_device *fd)
 		memset(rx->held, 0, held);
 		memset(rx->index, 0xff, index); /* all -1: empty */
 		rx->imask = 2 * slots - 1;
-		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
 		rx->ring = q_eager_ring(fd->w, fd->id, p);
 	}
 	return 0;
@@ -628,10 +520,8 @@ int fw_eager_init(struct fw_device *fd)
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
 void fw_eager_fini(struct fw_device *fd)
 {
-	for (uint32_t p = 0; fd->eager_rx && p < fd->w->num_devices; p++)
+	for (uint32_t p = 0; fd->eager_rx && p < fd->w->g.ndev; p++)
 		free(fd->eager_rx[p].held); /* the start of the block */
-	free(fd->eager_tx);
 	free(fd->eager_rx);
-	fd->eager_tx = NULL;
 	fd->eager_rx = NULL;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 /* How long an engine naps while a host thread polls its device. */
 #define FW_NAP_NS 1000000
@@ -88,22 +89,6 @@ void fw_device_poll_begin(struct fw_device *fd)
 		atomic_fetch_add_explicit(&fd->pollers, 1, memory_order_relaxed);
 }
 
-/**
- * fw_wake_nappers() - cut short the nap of the device's napping engines.
- * @fd: the device.
- * The caller published what they should see with a seq_cst access (pairs with
- * engine_nap(): either it sees that, or we see it napping).
- */
-void fw_wake_nappers(struct fw_device *fd)
-{
-	for (uint32_t e = 0; e < fd->nengines; e++) {
-		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
-			continue;
-		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
-		q_futex_wake(&fd->sh->engines[e].wake_seq);
-	}
-}
-
 void fw_device_poll_end(struct fw_device *fd, int wake)
 {
 	if (!fd)
@@ -130,10 +115,10 @@ int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count)
 	struct fw_engine *e;
 	int n;
 
-	if (!fd || queue >= fd->w->queues)
+	if (!fd || queue >= fd->w->g.nq)
 		return 0;
 	q = &fd->queues[queue];
-	e = &fd->engines[q->sh->engine];
+	e = &fd->engines[q_queue_engine(&fd->w->g, queue)];
 	/* a reset in progress is the engine's to finish first */
 	if (atomic_load_explicit(&fd->sh->reset_epoch, memory_order_acquire) != e->seen_epoch)
 		return 0;
@@ -148,7 +133,7 @@ int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count)
  * only ever stopped device by device, through fd->stop. */
 static int stopping(const struct fw_device *fd)
 {
-	return atomic_load_explicit(&fd->w->stop, memory_order_acquire) ||
+	return atomic_load_explicit(&fd->w->sh->stop, memory_order_acquire) ||
 	       atomic_load_explicit(&fd->stop, memory_order_acquire);
 }
 
@@ -260,17 +245,17 @@ static void *engine_main(void *arg)
  * its own op table and pending list (by slot). */
 static int queue_init(struct fw_device *fd, struct fw_queue *q, uint32_t index)
 {
-	struct q_queue_sh *sh = q_queue(fd->w, fd->id, index);
+	uint32_t depth = fd->w->g.depth;
 
-	q->sh = sh;
-	q->desc = q_descs(fd->w, sh);
-	q->cpl = q_cpls(fd->w, sh);
-	q->sq = q_sq(fd->w, sh);
+	q->sh = q_queue(fd->w, fd->id, index);
+	q->desc = q_descs(fd->w, fd->id, index);
+	q->cpl = q_cpls(fd->w, fd->id, index);
+	q->sq = q_sq(fd->w, fd->id, index);
 	q->index = index;
-	q->mask = sh->depth - 1;
-	q->head = atomic_load(&sh->sq_head);
-	q->ops = calloc(sh->depth, sizeof(*q->ops));
-	q->pend = calloc(sh->depth, sizeof(*q->pend));
+	q->mask = depth - 1;
+	q->head = atomic_load(&q->sh->sq_head);
+	q->ops = calloc(depth, sizeof(*q->ops));
+	q->pend = calloc(depth, sizeof(*q->pend));
 	return q->ops && q->pend ? 0 : -ENOMEM;
 }
 
@@ -287,7 +272,8 @@ void fw_device_stop(struct fw_device *fd)
 		pthread_join(fd->engines[e].thread, NULL);
 	}
 	fw_eager_fini(fd);
-	for (uint32_t q = 0; fd->queues && q < fd->w->queues; q++) {
+	fw_peer_fini(fd);
+	for (uint32_t q = 0; fd->queues && q < fd->w->g.nq; q++) {
 		free(fd->queues[q].ops);
 		free(fd->queues[q].pend);
 	}
@@ -298,8 +284,8 @@ void fw_device_stop(struct fw_device *fd)
 	free(fd);
 }
 
-int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, struct fw_device **out)
+int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
+		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out)
 {
 	struct fw_device *fd = calloc(1, sizeof(*fd));
 	int rc = -ENOMEM;
@@ -311,15 +297,17 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 	fd->id = dev;
 	fd->sh = q_dev(w, dev);
 	fd->spin_ns = spin_ns;
-	fd->nengines = w->engines;
-	fd->queues = calloc(w->queues, sizeof(*fd->queues));
-	fd->engines = calloc(w->engines, sizeof(*fd->engines));
+	fd->nengines = w->g.engines;
+	fd->queues = calloc(w->g.nq, sizeof(*fd->queues));
+	fd->engines = calloc(w->g.engines, sizeof(*fd->engines));
 	if (!fd->queues || !fd->engines)
 		goto fail;
-	for (uint32_t q = 0; q < w->queues; q++)
+	for (uint32_t q = 0; q < w->g.nq; q++)
 		if (queue_init(fd, &fd->queues[q], q))
 			goto fail;
 	rc = fw_eager_init(fd);
+	if (!rc)
+		rc = fw_peer_init(fd);
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;
@@ -330,16 +318,16 @@ int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_
 		en->index = e;
 		en->sh = &fd->sh->engines[e];
 		en->seen_epoch = atomic_load(&fd->sh->reset_epoch);
-		en->queues = calloc(w->queues, sizeof(*en->queues));
+		en->queues = calloc(w->g.nq, sizeof(*en->queues));
 		if (!en->queues)
 			goto fail;
-		for (uint32_t q = 0; q < w->queues; q++)
-			if (fd->queues[q].sh->engine == e)
+		for (uint32_t q = 0; q < w->g.nq; q++)
+			if (q_queue_engine(&w->g, q) == e)
 				en->queues[en->nqueues++] = &fd->queues[q];
 	}
 	fd->sh->polled = !threads; /* before any op can be posted to it */
 	/* this process's sleepers will issue the membarrier: peers may kick light */
-	atomic_store(&fd->sh->asym, (uint32_t)q_asym_register());
+	atomic_store(&fd->sh->asym, (uint32_t)q_asym_register(membarrier));
 	for (uint32_t e = 0; !threads && e < fd->nengines; e++)
 		atomic_store(&fd->sh->engines[e].running, 1); /* polled: alive while the device is */
 	for (uint32_t e = 0; threads && e < fd->nengines; e++) {

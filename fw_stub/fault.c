@@ -54,12 +54,11 @@ void fw_sleep_race_point(uint32_t dev, uint32_t engine)
 		fn(dev, engine, atomic_load(&race_arg));
 }
 
-int fw_fault_from_env(void)
+int fw_fault_parse(const char *v)
 {
 	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick", "wake" };
 	enum { NSITES = sizeof(names) / sizeof(names[0]) };
 	uint32_t nth[NSITES] = { 0 };
-	const char *v = getenv("ACCDMA_FAULT");
 	char buf[256], *save = NULL, *item;
 
 	if (!v || !*v)

@@ -16,15 +16,18 @@ struct fw_device;
 
 /**
  * fw_device_start() - boot one device: start its engine threads.
- * @w: the arena (already laid out). @space: this process's address space.
+ * @w: the arena (already laid out) and this process's geometry of it; kept
+ *      by reference until fw_device_stop(). @space: this process's address space.
  * @dev: the device. @spin_ns: how long an idle engine spins before sleeping.
  * @threads: start engine threads; 0 boots a polled device, whose engines run
  * only when a host thread calls fw_device_poll().
+ * @membarrier: this device's sleepers may issue membarrier() so that its
+ * kickers fence lightly (q_asym_register()).
  * @out: the running device.
  * Return: 0, -ENOMEM, or a negative errno from thread creation.
  */
-int fw_device_start(struct q_world_sh *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, struct fw_device **out);
+int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
+		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out);
 
 /**
  * fw_device_stop() - stop and join a device's engines and free it.
@@ -102,10 +105,11 @@ typedef void (*fw_sleep_race_fn)(uint32_t dev, uint32_t engine, void *arg);
 void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg);
 
 /**
- * fw_fault_from_env() - arm faults from ACCDMA_FAULT ("site:nth[,site:nth]",
- * sites fetch, match, exec, copy, zero, kick, wake).
+ * fw_fault_parse() - arm faults from a spec ("site:nth[,site:nth]", sites
+ * fetch, match, exec, copy, zero, kick, wake; the driver reads it from
+ * ACCDMA_FAULT). @v: the spec, or NULL for none.
  * Return: 0, or -EINVAL for a malformed value (nothing armed).
  */
-int fw_fault_from_env(void);
+int fw_fault_parse(const char *v);
 
 #endif /* ACCDMA_FW_H */

@@ -6,6 +6,7 @@
 #define ACCDMA_FW_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "fw_stub/fw.h"
 #include "queue/trace.h"
@@ -117,7 +118,7 @@ struct fw_engine {
 
 /** struct fw_device - a booted device. */
 struct fw_device {
-	struct q_world_sh *w;
+	const struct q_arena *w;
 	const struct dma_space *space;
 	struct q_dev_sh *sh;
 	uint32_t id;
@@ -136,6 +137,27 @@ struct fw_device {
 	uint32_t eager_mask; /* positions per ring - 1, read once from the arena (fw_eager_init) */
 	uint32_t eager_max;  /* largest eager message, read once and checked there too */
 };
+
+/**
+ * fw_eager_lock() - take one of the device's eager locks (tx or rx): only
+ * with several engines, otherwise the engine's in_pass flag already lets one
+ * thread at a time in. Held for a few stores: yield to a descheduled holder.
+ */
+static inline void fw_eager_lock(const struct fw_device *fd, _Atomic int *l)
+{
+	if (fd->nengines < 2)
+		return;
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			sched_yield();
+}
+
+/** fw_eager_unlock() - release what fw_eager_lock() took. */
+static inline void fw_eager_unlock(const struct fw_device *fd, _Atomic int *l)
+{
+	if (fd->nengines > 1)
+		atomic_store_explicit(l, 0, memory_order_release);
+}
 
 /* ops.c */
 int fw_queue_progress(struct fw_device *fd, struct fw_queue *q);
@@ -169,15 +191,29 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,
 		     enum accdma_status st, uint64_t bytes);
 void fw_op_finish(struct fw_device *fd, struct fw_op *op);
-void fw_complete_waiting(struct q_world_sh *w, uint32_t dev, uint32_t queue, uint32_t slot,
-			 enum accdma_status st, uint64_t bytes);
+void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
+			enum accdma_status st, uint64_t bytes, int own, int kick_all);
 
 /* split.c */
 int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
 int fw_split_help(struct fw_device *fd);
 
-/* engine.c */
-void fw_wake_nappers(struct fw_device *fd);
+/**
+ * fw_wake_nappers() - cut short the nap of the device's napping engines.
+ * @fd: the device.
+ * The caller published what they should see with a seq_cst access (pairs with
+ * engine_nap(): either it sees that, or we see it napping). Inline, so that
+ * split.c needs nothing of engine.c: the files' calls form no cycle.
+ */
+static inline void fw_wake_nappers(struct fw_device *fd)
+{
+	for (uint32_t e = 0; e < fd->nengines; e++) {
+		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
+			continue;
+		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
+		q_futex_wake(&fd->sh->engines[e].wake_seq);
+	}
+}
 
 /* mailbox.c */
 int fw_mailbox_poll(struct fw_device *fd);

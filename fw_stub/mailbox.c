@@ -21,12 +21,12 @@ static void fill_info(struct fw_device *fd, struct accdma_device_info *i)
 	i->id = fd->sh->id;
 	i->numa_node = fd->sh->numa_node;
 	i->engines = (int)fd->nengines;
-	i->queues = (int)fd->w->queues;
+	i->queues = (int)fd->w->g.nq;
 	i->mem_size = fd->sh->mem_size;
 	i->mem_used = atomic_load(&fd->sh->mem_used);
-	i->fw_version = fd->w->fw_version;
+	i->fw_version = Q_FW_VERSION;
 	i->eager_max = fd->eager_max;
-	i->eager_slots = fd->sh->eager_off ? fd->w->eager_slots : 0;
+	i->eager_slots = fd->w->g.eager_slots;
 }
 
 static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
@@ -38,7 +38,7 @@ static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
 		beats += atomic_load(&fd->sh->engines[e].heartbeats);
 		alive &= atomic_load(&fd->sh->engines[e].running) != 0;
 	}
-	for (uint32_t q = 0; q < fd->w->queues; q++) {
+	for (uint32_t q = 0; q < fd->w->g.nq; q++) {
 		struct q_queue_sh *qs = q_queue(fd->w, fd->id, q);
 
 		pending += atomic_load(&qs->submitted) - q_queue_completed(qs);

@@ -11,11 +11,14 @@
  *
  * The table is open addressing with linear probing and backward-shift
  * deletion, under the receiving device's lock (never a lock of all devices).
+ * Every bound (capacity, probe lengths) is this process's own: the table
+ * and its count are in shared memory.
  */
 #include <errno.h>
 #include <sched.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 {
@@ -29,26 +32,43 @@ static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 
 static void rdv_unlock(struct q_dev_sh *d)
 {
-	if (d->rdv_robust)
-		pthread_mutex_unlock(&d->rdv_lock);
-	else
-		atomic_store_explicit(&d->rdv_spin, 0, memory_order_release);
+	atomic_store_explicit(&d->rdv_lock, 0, memory_order_release);
 }
 
-static void rdv_lock(struct q_dev_sh *d)
+/* May the lock word's holder @v be passed over? A value that names no
+ * device is a peer's scribble, and a device that is lost died with the lock
+ * (its process's updates to the table are each complete before its unlock
+ * is reachable, so the table is consistent). */
+static int holder_gone(const struct fw_device *fd, uint32_t v)
 {
-	if (!d->rdv_robust) {
-		/* Held for a hash lookup: spin, yielding the core to a holder that
-		 * may have been descheduled (more threads than cores is common here). */
-		while (atomic_exchange_explicit(&d->rdv_spin, 1, memory_order_acquire))
-			while (atomic_load_explicit(&d->rdv_spin, memory_order_relaxed))
-				sched_yield();
-		return;
+	return v > fd->w->g.ndev || fw_peer_lost(fd, v - 1);
+}
+
+/* Take @d's table lock. Held for a hash lookup: spin, yielding the core to
+ * a holder that may have been descheduled (more threads than cores is common
+ * here), and every so often look whether the holder is gone, or whether
+ * this device is stopping (then give up: the caller treats the table as
+ * unavailable, so that no peer can hold up a close).
+ * Return: 0 with the lock held, -1 if not taken. */
+static int rdv_lock(struct fw_device *fd, struct q_dev_sh *d)
+{
+	uint32_t me = fd->id + 1, v = 0;
+
+	for (uint32_t n = 1;; n++) {
+		if (atomic_compare_exchange_weak_explicit(&d->rdv_lock, &v, me, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+		if (v == 0)
+			continue;
+		if (!(n & 255)) {
+			if (atomic_load_explicit(&fd->stop, memory_order_acquire))
+				return -1;
+			if (holder_gone(fd, v))
+				continue; /* the CAS from v takes it over */
+		}
+		sched_yield();
+		v = 0;
 	}
-	/* A peer process that died holding the lock left the table consistent
-	 * (every update is complete before unlock is reachable), so recover it. */
-	if (pthread_mutex_lock(&d->rdv_lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&d->rdv_lock);
 }
 
 /* The entry for (src, tag, seq), or NULL. Under the table's lock. */
@@ -69,15 +89,18 @@ static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64
 
 /* A new entry for (src, tag, seq), or NULL when the table is full (the op
  * retries later). Under the table's lock. */
-static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, int32_t src, uint64_t tag,
-				uint64_t seq)
+static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, int32_t src,
+				uint64_t tag, uint64_t seq)
 {
-	uint32_t cap = d->rdv_cap, i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
+	uint32_t i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1), n;
 
 	if (d->rdv_count + 1 >= cap)
 		return NULL;
-	while (t[i].used)
+	/* Bounded: the count is in shared memory, and a scribbled table may have no free entry. */
+	for (n = 0; n < cap && t[i].used; n++)
 		i = (i + 1) & (cap - 1);
+	if (n == cap)
+		return NULL;
 	d->rdv_count++;
 	t[i] = (struct q_rdv){ .used = 1, .src = src, .tag = tag, .seq = seq };
 	return &t[i];
@@ -95,13 +118,13 @@ static void rdv_set_side(struct q_dev_sh *d, struct q_rdv *e, uint16_t side)
 }
 
 /* Backward-shift deletion keeps probe chains unbroken without tombstones. */
-static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, struct q_rdv *e)
+static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, struct q_rdv *e)
 {
-	uint32_t cap = d->rdv_cap, i = (uint32_t)(e - t), j = i;
+	uint32_t i = (uint32_t)(e - t), j = i;
 
 	rdv_set_side(d, e, 0);
 
-	for (;;) {
+	for (uint32_t n = 0; n < cap; n++) {
 		j = (j + 1) & (cap - 1);
 		if (!t[j].used)
 			break;
@@ -117,15 +140,25 @@ static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, struct q_rdv *e)
 	d->rdv_count--;
 }
 
-/* The table that pairs this op: the receiving device's. */
-static struct q_dev_sh *rdv_home(struct fw_device *fd, const struct fw_op *op, int32_t *src)
+/* The table that pairs this op: the receiving device's (its index). */
+static uint32_t rdv_home(const struct fw_device *fd, const struct fw_op *op, int32_t *src)
 {
 	if (op->d.kind == ACCDMA_OP_SEND) {
 		*src = (int32_t)fd->id;
-		return q_dev(fd->w, (uint32_t)op->d.peer);
+		return (uint32_t)op->d.peer;
 	}
 	*src = op->d.peer;
-	return fd->sh;
+	return fd->id;
+}
+
+/* Device @dev's rendezvous table (lent by the peer seam) and its header. */
+static struct q_rdv *table_of(const struct fw_device *fd, uint32_t dev, struct q_dev_sh **home)
+{
+	struct fw_rdv r;
+
+	fw_peer_rdv(fd, dev, &r);
+	*home = r.sh;
+	return r.t;
 }
 
 /* What the partner needs to move the data and complete this op. */
@@ -156,7 +189,7 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 		return ACCDMA_ST_TRUNCATED;
 	/* The waiting side was validated by its own engine; resolve it in this
 	 * process's address space (and re-check: its region may have been freed). */
-	st = dma_resolve(fd->space, fd->w, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
+	st = fw_peer_range(fd, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
 	if (st != ACCDMA_OK)
 		return ACCDMA_ST_PEER_ERROR;
 	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
@@ -171,14 +204,7 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
  * touching the op it names, check that it names a posted slot of the arena. */
 static int mate_slot_ok(const struct fw_device *fd, const struct q_rdv *m)
 {
-	const struct q_world_sh *w = fd->w;
-	const struct q_cpl *c;
-
-	if (m->dev < 0 || (uint32_t)m->dev >= w->num_devices || m->queue >= w->queues ||
-	    m->slot >= w->depth)
-		return 0;
-	c = &q_cpls(w, q_queue(w, (uint32_t)m->dev, m->queue))[m->slot];
-	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+	return fw_peer_op_posted(fd, m->dev, m->queue, m->slot);
 }
 
 /* ... and, for a partner, that it is an op of @op's peer. */
@@ -190,11 +216,9 @@ static int mate_valid(const struct fw_device *fd, const struct fw_op *op, const 
 /* Tell a waiting recv (named by @m) that its send now waits in the table for
  * the recv's engine to copy it. Under the table's lock: whoever takes the lock
  * next and finds the send's entry also sees the flag. */
-static void handoff_flag(struct q_world_sh *w, const struct q_rdv *m)
+static void handoff_flag(const struct fw_device *fd, const struct q_rdv *m)
 {
-	struct q_cpl *c = &q_cpls(w, q_queue(w, (uint32_t)m->dev, m->queue))[m->slot];
-
-	atomic_store_explicit(&c->handoff, 1, memory_order_release);
+	fw_peer_handoff(fd, (uint32_t)m->dev, m->queue, m->slot);
 }
 
 /* Hand off only to a device with engine threads: a polled device moves only
@@ -203,7 +227,7 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
 {
 	return op->d.kind == ACCDMA_OP_SEND && op->d.length >= FW_HANDOFF_MIN && !m->failed &&
 	       m->side == ACCDMA_OP_RECV && mate_valid(fd, op, m) &&
-	       !q_dev(fd->w, (uint32_t)m->dev)->polled;
+	       !fw_peer_polled(fd, (uint32_t)m->dev);
 }
 
 /**
@@ -215,15 +239,17 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	int32_t src;
-	struct q_dev_sh *home = rdv_home(fd, op, &src);
-	struct q_rdv *t = q_rdv_table(fd->w, home), *e, mate;
+	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
 	enum accdma_status st;
 	uint64_t bytes;
 
-	rdv_lock(home);
-	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (rdv_lock(fd, home))
+		return FW_ARRIVE_RETRY;
+	e = rdv_find(t, cap, src, op->d.tag, op->d.seq);
 	if (!e) {
-		e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
+		e = rdv_insert(home, t, cap, src, op->d.tag, op->d.seq);
 		if (e) {
 			rdv_fill(home, e, fd, q, op);
 			op->state = FW_OP_PEER;
@@ -232,7 +258,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		rdv_unlock(home);
 		/* A send waits: its recv may be parked, and its engine asleep. */
 		if (e && op->d.kind == ACCDMA_OP_SEND)
-			q_device_kick(home, 0, fd->w->engines);
+			fw_peer_kick(fd, hid);
 		return e ? FW_ARRIVE_WAIT : FW_ARRIVE_RETRY;
 	}
 	mate = *e;
@@ -243,12 +269,12 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		rdv_fill(home, e, fd, q, op);
 		op->state = FW_OP_PEER;
 		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
-		handoff_flag(fd->w, &mate);
+		handoff_flag(fd, &mate);
 		rdv_unlock(home);
-		q_device_kick(q_dev(fd->w, (uint32_t)mate.dev), 0, fd->w->engines); /* it may sleep */
+		fw_peer_kick(fd, (uint32_t)mate.dev); /* it may sleep */
 		return FW_ARRIVE_WAIT;
 	}
-	rdv_remove(home, t, e);
+	rdv_remove(home, t, cap, e);
 	rdv_unlock(home);
 
 	if (mate.failed) {
@@ -268,7 +294,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		st = rdv_transfer(fd, op, &mate, &bytes);
 	}
 	if (mate_slot_ok(fd, &mate))
-		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
+		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, st, bytes);
 	fw_complete_own(fd, q, op, st, bytes);
 	return FW_ARRIVE_DONE;
 }
@@ -283,22 +309,24 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
 	int32_t src;
-	struct q_dev_sh *home = rdv_home(fd, op, &src);
-	struct q_rdv *t = q_rdv_table(fd->w, home), *e, mate;
+	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
 
 	(void)q;
-	rdv_lock(home);
-	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (rdv_lock(fd, home))
+		return; /* stopping: the partner's own peer check completes it */
+	e = rdv_find(t, cap, src, op->d.tag, op->d.seq);
 	if (e) {
 		mate = *e;
-		rdv_remove(home, t, e);
+		rdv_remove(home, t, cap, e);
 		rdv_unlock(home);
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
-			fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot,
+			fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot,
 					    ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
-	e = rdv_insert(home, t, src, op->d.tag, op->d.seq);
+	e = rdv_insert(home, t, cap, src, op->d.tag, op->d.seq);
 	if (e) {
 		rdv_set_side(home, e, op->d.kind);
 		e->failed = (uint16_t)st;
@@ -307,7 +335,7 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 	rdv_unlock(home);
 	/* A failed send's marker: its recv may be parked, and its engine asleep. */
 	if (e && op->d.kind == ACCDMA_OP_SEND)
-		q_device_kick(home, 0, fd->w->engines);
+		fw_peer_kick(fd, hid);
 }
 
 /**
@@ -319,12 +347,14 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
 	int32_t src;
-	struct q_dev_sh *home = rdv_home(fd, op, &src);
-	struct q_rdv *t = q_rdv_table(fd->w, home), *e;
+	uint32_t hid = rdv_home(fd, op, &src);
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, hid, &home), *e;
 	int taken = 0;
 
-	rdv_lock(home);
-	e = rdv_find(t, home->rdv_cap, src, op->d.tag, op->d.seq);
+	if (rdv_lock(fd, home))
+		return 1; /* stopping: the op completes here; its partner sees the device lost */
+	e = rdv_find(t, fd->w->g.rdv_cap, src, op->d.tag, op->d.seq);
 	if (e && !e->failed && e->side == op->d.kind && e->dev == (int32_t)fd->id &&
 	    e->queue == q->index && e->slot == op->slot) {
 		e->failed = (uint16_t)st;
@@ -344,17 +374,19 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
  */
 int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate)
 {
-	struct q_rdv *t = q_rdv_table(fd->w, fd->sh), *e;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, fd->id, &home), *e;
 
-	rdv_lock(fd->sh);
-	e = rdv_find(t, fd->sh->rdv_cap, src, tag, seq);
+	if (rdv_lock(fd, home))
+		return 0;
+	e = rdv_find(t, fd->w->g.rdv_cap, src, tag, seq);
 	if (!e || e->side != ACCDMA_OP_RECV) {
-		rdv_unlock(fd->sh);
+		rdv_unlock(home);
 		return 0; /* a send entry here would be a corrupt ring: leave it to its recv */
 	}
 	*mate = *e;
-	rdv_remove(fd->sh, t, e);
-	rdv_unlock(fd->sh);
+	rdv_remove(home, t, fd->w->g.rdv_cap, e);
+	rdv_unlock(home);
 	if (mate->failed || mate->dev != (int32_t)fd->id || !mate_slot_ok(fd, mate))
 		return -1;
 	return 1;
@@ -370,21 +402,23 @@ int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_
  */
 int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	struct q_rdv *t = q_rdv_table(fd->w, fd->sh), *e, mate;
+	struct q_dev_sh *home;
+	struct q_rdv *t = table_of(fd, fd->id, &home), *e, mate;
 	struct q_cpl *c = &q->cpl[op->slot];
 
-	rdv_lock(fd->sh);
-	e = rdv_find(t, fd->sh->rdv_cap, op->d.peer, op->d.tag, op->d.seq);
+	if (rdv_lock(fd, home))
+		return 0;
+	e = rdv_find(t, fd->w->g.rdv_cap, op->d.peer, op->d.tag, op->d.seq);
 	if (!e || e->side != ACCDMA_OP_SEND || e->failed ||
 	    !atomic_load_explicit(&c->handoff, memory_order_acquire)) {
-		rdv_unlock(fd->sh);
+		rdv_unlock(home);
 		return 0;
 	}
 	mate = *e;
-	rdv_remove(fd->sh, t, e);
+	rdv_remove(home, t, fd->w->g.rdv_cap, e);
 	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
-	rdv_unlock(fd->sh);
+	rdv_unlock(home);
 	if (mate_valid(fd, op, &mate))
-		fw_complete_waiting(fd->w, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
+		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
 }

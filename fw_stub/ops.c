@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/peer.h"
 
 
 static int is_pair_op(const struct fw_op *op)
@@ -21,7 +22,7 @@ static int is_pair_op(const struct fw_op *op)
 
 /*
  * An op waiting at the rendezvous is completed by its partner's engine, which
- * also drops this engine's reference (fw_complete_waiting): the slot may be
+ * also drops this engine's reference (fw_peer_complete()): the slot may be
  * free, or reused, by the time we look. It is still ours only while its
  * generation is unchanged and it is not done.
  */
@@ -60,12 +61,12 @@ static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t sl
 /* shm: 1 if @peer's process is gone (it died, or closed its world). Set once
  * by that process or a survivor's monitor, which then kicks the engines.
  * Called for every waiting op in every pass: the world's lost_any is read
- * first, so with nobody lost no peer's line is touched. */
+ * first, so with nobody lost the peer seam is not asked. */
 static inline int peer_lost(const struct fw_device *fd, int32_t peer)
 {
-	return atomic_load_explicit(&fd->w->lost_any, memory_order_acquire) && peer >= 0 &&
-	       (uint32_t)peer < fd->w->num_devices && (uint32_t)peer != fd->id &&
-	       atomic_load_explicit(&q_dev(fd->w, (uint32_t)peer)->lost, memory_order_acquire);
+	return atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) && peer >= 0 &&
+	       (uint32_t)peer < fd->w->g.ndev && (uint32_t)peer != fd->id &&
+	       fw_peer_lost(fd, (uint32_t)peer);
 }
 
 /* An op waiting at the rendezvous whose peer is gone completes PEER_LOST. If
@@ -85,9 +86,9 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
-	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_eager_fail_recv(fd, q, op, st);
-	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->num_devices)
+	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_match_fail(fd, q, op, st);
 	fw_complete_own(fd, q, op, st, 0);
 	fw_op_finish(fd, op);
@@ -105,7 +106,7 @@ static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
 	case ACCDMA_OP_WRITE:
-		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->num_devices)
+		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->g.ndev)
 			return ACCDMA_ST_BAD_KEY;
 		/* fall through */
 	case ACCDMA_OP_ZERO:
@@ -129,8 +130,8 @@ static int deps_valid(struct fw_device *fd, const struct q_desc *d)
 	for (uint16_t i = 0; i < d->num_deps; i++) {
 		uint64_t t = d->deps[i];
 
-		if (q_token_dev(t) != fd->id || q_token_queue(t) >= fd->w->queues ||
-		    q_token_slot(t) >= fd->w->depth)
+		if (q_token_dev(t) != fd->id || q_token_queue(t) >= fd->w->g.nq ||
+		    q_token_slot(t) >= fd->w->g.depth)
 			return 0;
 	}
 	return 1;
@@ -157,6 +158,12 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
 	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
 	int n = 0;
+
+	/* A host never publishes more than a ring's worth ahead of us: a tail
+	 * further on is a scribbled ring, whose entries are skipped, so that a
+	 * pass stays bounded by the queue's depth. */
+	if (tail - q->head > q->mask + 1)
+		q->head = tail;
 
 	while (q->head != tail && (!q->fenced || flushing)) {
 		uint32_t slot = atomic_load_explicit(&q->sq[q->head & q->mask], memory_order_relaxed);
@@ -215,8 +222,7 @@ static int deps_state(struct fw_device *fd, const struct fw_op *op)
 
 	for (uint16_t i = 0; i < op->d.num_deps; i++) {
 		uint64_t t = op->d.deps[i];
-		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
-		struct q_cpl *c = &q_cpls(fd->w, dq)[q_token_slot(t)];
+		struct q_cpl *c = &q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)];
 
 		if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_DONE)
 			pending = 1;
@@ -231,27 +237,9 @@ static void release_deps(struct fw_device *fd, struct fw_op *op)
 {
 	for (uint16_t i = 0; i < op->d.num_deps; i++) {
 		uint64_t t = op->d.deps[i];
-		struct q_queue_sh *dq = q_queue(fd->w, fd->id, q_token_queue(t));
-
-		q_slot_put(&q_cpls(fd->w, dq)[q_token_slot(t)]);
+		q_slot_put(&q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)]);
 	}
 	op->deps_held = 0;
-}
-
-/* A one-sided write: check the target against the peer's key and bounds, then copy. */
-static enum accdma_status run_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
-{
-	void *dst;
-	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
-					    op->d.remote_offset, op->d.length, 0, &dst);
-
-	*bytes = 0;
-	if (st != ACCDMA_OK)
-		return st;
-	if (fw_copy(fd, dst, op->addr, op->d.length))
-		return ACCDMA_ST_DMA_ERROR;
-	*bytes = op->d.length;
-	return ACCDMA_OK;
 }
 
 /* The rendezvous step of a ready send or recv (a recv looks in its sender's
@@ -308,7 +296,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 		return arrive(fd, q, op, 0);
 	case ACCDMA_OP_WRITE:
-		st = run_write(fd, op, &bytes);
+		st = fw_peer_write(fd, op, &bytes); /* checked against the target's key and bounds */
 		break;
 	case ACCDMA_OP_ZERO:
 		st = dma_zero(op->addr, op->d.length) ? ACCDMA_ST_DMA_ERROR : ACCDMA_OK;

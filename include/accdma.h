@@ -14,7 +14,13 @@
  * Threading: a queue is single-producer: post to one queue from one thread at
  * a time (different queues and devices may be driven from different threads).
  * wait/test/release may be called from any thread, but each token is consumed
- * once.
+ * once. A world may be closed while other threads are blocked in its waits:
+ * they return -ESHUTDOWN (accdma_world_close()).
+ *
+ * Tokens belong to their world: each world starts its generations at a seed
+ * of its own, so a token of another open world (even of the same shape) is
+ * rejected with -ESTALE, until one of the two worlds has reused that slot some
+ * 2^32 / (3 * worlds opened by the process) times.
  */
 #ifndef ACCDMA_H
 #define ACCDMA_H
@@ -79,7 +85,10 @@ enum accdma_op_kind {
 	ACCDMA_OP__COUNT
 };
 
-/** An exec function: runs on the device's engine once dependencies complete. 0 = success. */
+/**
+ * typedef accdma_exec_fn - an exec function, run once its op's dependencies
+ * complete; 0 = success (see accdma_exec() for the thread it runs on).
+ */
 typedef int (*accdma_exec_fn)(void *arg);
 
 /**
@@ -116,6 +125,14 @@ typedef int (*accdma_exec_fn)(void *arg);
  *               more than ACCDMA_EAGER_MAX_DEVICES devices have no rings; worlds of
  *               more than 16 have shallow ones (4 KiB) that take at most 488 bytes.
  *               accdma_device_info() reports what a world uses.
+ * @spin_us:     how long an idle engine spins (yielding) before it sleeps, in µs (default 50).
+ * @host_poll:   1 (default): a waiting host thread runs idle engine passes itself
+ *               while the engine threads nap, and a post with a small send to an
+ *               idle queue reads it at once; 0: only engine threads do.
+ * @membarrier:  1 (default): sleepers issue membarrier() so that kickers fence
+ *               lightly; 0: both sides use full fences. The first world a process
+ *               opens with 1 registers the process; a world opened with 0 never
+ *               relies on it.
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;
@@ -133,6 +150,9 @@ struct accdma_world_opts {
 	int master_port;
 	int64_t peer_timeout_ms;
 	int eager_max;
+	int64_t spin_us;
+	int host_poll;
+	int membarrier;
 };
 
 /** Largest eager_max a world accepts, in bytes. */
@@ -289,9 +309,19 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **world
  * accdma_world_close() - stop the engines and free the world.
  * @world: the world. Pending ops are flushed; outstanding tokens become invalid.
  *
+ * Threads of this process blocked in accdma_wait(), accdma_wait_bytes(),
+ * accdma_wait_all(), accdma_wait_any() on @world are woken and return
+ * -ESHUTDOWN without touching the world again (their tokens go with it); a
+ * mailbox call (accdma_device_info/health/reset) in progress gets its answer
+ * first. Close waits until they have all left, then stops the engines: an
+ * exec function a waiter is running delays it until the function returns.
  * The handle stays detectable after close: any later call with it returns
- * -EBADF instead of touching freed memory.
- * Return: 0; -EBADF if @world is NULL or already closed.
+ * -EBADF instead of touching freed memory. A call that starts while close
+ * runs, and has not yet blocked, is a race of the caller's (as a read racing
+ * close(2) on its file descriptor).
+ * Return: 0; -EBADF if @world is NULL or already closed (or another thread
+ * is closing it); -EDEADLK if called on a thread blocked in a wait on @world
+ * (from an exec function its poll runs): nothing is closed.
  */
 int accdma_world_close(accdma_world *world);
 
@@ -348,7 +378,8 @@ int accdma_mem_alloc(accdma_world *world, int dev, uint64_t size, accdma_key *ke
  * accdma_mem_register() - make the caller's memory a region of a device.
  * @world: the world. @dev: a local rank. @addr/@size: the memory. @key: the region's key.
  * The memory must stay valid until accdma_mem_free() or world close.
- * Return: 0; -EBADF; -EINVAL; -ENOMEM if out of region slots;
+ * Return: 0; -EBADF; -EINVAL (also for a range whose end, @addr + @size,
+ * wraps past the end of the address space); -ENOMEM if out of region slots;
  * -EOPNOTSUPP on transports whose peers cannot reach private memory.
  */
 int accdma_mem_register(accdma_world *world, int dev, void *addr, uint64_t size, accdma_key *key);
@@ -456,9 +487,26 @@ int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, ac
 
 /**
  * accdma_exec() - run @fn(@arg) on the device's timeline once @deps complete.
- * @queue: the queue. @fn: the function (runs on an engine thread: keep it short,
- * never wait on tokens inside it). @arg: its argument.
+ * @queue: the queue. @fn: the function (keep it short; never wait on tokens,
+ * close the world or post to the queue it runs for inside it). @arg: its argument.
  * @deps/@num_deps: tokens to wait for. @token: completes with EXEC_FAILED if @fn returns non-zero.
+ *
+ * Where @fn runs: on whichever thread runs the pass of the device's engine
+ * that finds it ready. That is one of the device's engine threads, or a host
+ * thread of this process that is inside accdma_wait(), accdma_wait_bytes(),
+ * accdma_wait_all() or accdma_wait_any() on any token of the world (not only
+ * this op's) while it polls: during the first part of every wait when host
+ * polling is on (ACCDMA_POLL unset or 1, the default), for the whole wait on
+ * a polled device (engines = 0), where accdma_test() and the mailbox calls
+ * run passes too. It never runs inside accdma_post(). So @fn must not take a
+ * lock that a thread may hold while it waits on this world: that thread may
+ * be the one running @fn, and the lock deadlocks (or, if recursive, lets @fn
+ * in mid-way through the waiter's critical section). With engine threads and
+ * ACCDMA_POLL=0 no host thread runs a pass, so @fn runs only on an engine
+ * thread and may take such a lock: it then blocks that engine (and the other
+ * queues it serves) until the waiter releases the lock, so the waiter must
+ * not wait, with the lock held, for this op or for an op behind it on that
+ * engine.
  * Return: 0 or a negative errno, as accdma_post().
  */
 int accdma_exec(accdma_queue *queue, accdma_exec_fn fn, void *arg, const accdma_token *deps,
@@ -515,10 +563,27 @@ int accdma_permute(accdma_queue *queue, const struct accdma_pair *pairs, int num
  *
  * Return: 0 (the token is consumed); -ETIMEDOUT (the token stays valid; with
  * log_level >= 1 the stuck op is described on stderr); -EBADF; -EINVAL for a
- * malformed token; -ESTALE for a token already consumed or never issued.
+ * malformed token; -ESTALE for a token already consumed, never issued, or
+ * issued by another world; -ESHUTDOWN if another thread closed the world
+ * while this call waited (the token is gone with the world).
  */
 int accdma_wait(accdma_world *world, accdma_token token, int64_t timeout_ms,
 		enum accdma_status *status);
+
+/**
+ * accdma_wait_bytes() - accdma_wait(), also returning the bytes the op moved.
+ * @world: the world. @token: the op. @timeout_ms: ms, or ACCDMA_TIMEOUT_DEFAULT.
+ * @status: if not NULL, the op's final status.
+ * @bytes: if not NULL, on success the bytes the op moved: for a recv the bytes
+ *         that landed (the matching send's length, which may be less than the
+ *         recv's), for a send, write or zero its length once it succeeded; 0
+ *         for an op that failed or moves no data. Read before the token is
+ *         consumed: once it is, the op's record may be reused at once.
+ *
+ * Return: as accdma_wait(); @bytes is written only when it returns 0.
+ */
+int accdma_wait_bytes(accdma_world *world, accdma_token token, int64_t timeout_ms,
+		      enum accdma_status *status, uint64_t *bytes);
 
 /**
  * accdma_test() - check one op without blocking; consume its token if done.
@@ -532,7 +597,12 @@ int accdma_test(accdma_world *world, accdma_token token, enum accdma_status *sta
  * @world: the world. @tokens/@count: the ops. @timeout_ms: for the whole call.
  * @statuses: if not NULL, @count statuses.
  * Return: 0 (all consumed); -ETIMEDOUT (the done ones are consumed and set to
- * 0 in @tokens, the others stay); other errors as accdma_wait() (nothing consumed).
+ * 0 in @tokens, the others stay); -EINVAL if a token appears twice in @tokens
+ * (nothing consumed; a list in posting order costs one compare a token,
+ * another one pass through a small set); -ENOMEM if a set for more than 256
+ * tokens out of order could not be allocated; -ESHUTDOWN if the
+ * world was closed while the call waited (the ones consumed before are 0 in
+ * @tokens); other errors as accdma_wait() (nothing consumed).
  */
 int accdma_wait_all(accdma_world *world, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *statuses);
@@ -542,7 +612,7 @@ int accdma_wait_all(accdma_world *world, accdma_token *tokens, int count, int64_
  * @world: the world. @tokens/@count: the ops (0 entries are skipped).
  * @timeout_ms: ms. @status: if not NULL, its status.
  * Return: the index of the completed op (its entry is set to 0); -ETIMEDOUT;
- * -EINVAL if no entry is non-zero; other errors as accdma_wait().
+ * -EINVAL if no entry is non-zero; -ESHUTDOWN; other errors as accdma_wait().
  */
 int accdma_wait_any(accdma_world *world, accdma_token *tokens, int count, int64_t timeout_ms,
 		    enum accdma_status *status);

@@ -45,11 +45,8 @@ static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
 
 static void asym_init(void)
 {
-	const char *env = getenv("ACCDMA_MEMBARRIER");
 	long cmds;
 
-	if (env && !strcmp(env, "0"))
-		return;
 	cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
 	    !(cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
@@ -59,9 +56,16 @@ static void asym_init(void)
 	atomic_store(&asym_self, 1);
 }
 
-int q_asym_register(void)
+int q_asym_register(int allow)
 {
+	if (!allow)
+		return 0;
 	pthread_once(&asym_once, asym_init);
+	return atomic_load(&asym_self);
+}
+
+int q_asym_registered(void)
+{
 	return atomic_load(&asym_self);
 }
 

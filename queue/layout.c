@@ -2,8 +2,9 @@
 /*
  * layout.c - where each shared structure lives in the arena.
  *
- * The geometry is fixed at open: every device block has the same size, so a
- * process that maps the arena finds device d at dev_off + d * dev_stride.
+ * The geometry is a function of the world's shape alone (q_geom_init()):
+ * every process computes it for itself, and every device block has the same
+ * layout, so device d is at dev_off + d * dev_stride in anyone's mapping.
  */
 #include <errno.h>
 #include <string.h>
@@ -77,90 +78,70 @@ uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max)
 	return eager_max < cap ? eager_max : cap;
 }
 
-/* Bytes of one device block: the device header, queue controls, then per
- * queue its descriptor table, completion records and ring, then the rdv
- * table, then the eager rings into the device. */
-static uint64_t dev_block_size(uint32_t ndev, uint32_t nq, uint32_t depth)
+/* One device block: the device header, queue controls, then per queue its
+ * descriptor table, completion records and ring, then the rendezvous table,
+ * then the eager rings into the device. */
+int q_geom_init(struct q_geom *g, uint32_t ndev, uint32_t nq, uint32_t engines, uint32_t depth,
+		uint32_t eager_max, int pshared)
 {
-	uint64_t sz = align_up(sizeof(struct q_dev_sh), Q_CACHELINE);
-	sz += align_up((uint64_t)nq * sizeof(struct q_queue_sh), Q_CACHELINE);
-	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(struct q_desc), Q_CACHELINE);
-	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(struct q_cpl), Q_CACHELINE);
-	sz += (uint64_t)nq * align_up((uint64_t)depth * sizeof(uint32_t), Q_CACHELINE);
-	sz += align_up((uint64_t)rdv_capacity(ndev, nq, depth) * sizeof(struct q_rdv), Q_CACHELINE);
-	sz += eager_rings_size(ndev, depth);
-	return align_up(sz, 4096);
+	uint64_t off;
+
+	if (ndev < 1 || ndev > Q_MAX_DEVICES || nq < 1 || nq > Q_MAX_QUEUES || engines < 1 ||
+	    engines > Q_MAX_ENGINES || depth < 2 || depth > 65536 || (depth & (depth - 1)))
+		return -EINVAL;
+	*g = (struct q_geom){ .ndev = ndev, .nq = nq, .engines = engines, .depth = depth };
+	g->rdv_cap = rdv_capacity(ndev, nq, depth);
+	g->eager_max = q_eager_max_for(ndev, depth, eager_max);
+	g->eager_slots = eager_slots_for(ndev, depth);
+	g->pshared = (uint32_t)!!pshared;
+	off = align_up(sizeof(struct q_dev_sh), Q_CACHELINE);
+	g->queue_rel = off;
+	off += align_up((uint64_t)nq * sizeof(struct q_queue_sh), Q_CACHELINE);
+	g->qmem_rel = off;
+	g->cpl_rel = align_up((uint64_t)depth * sizeof(struct q_desc), Q_CACHELINE);
+	g->sq_rel = g->cpl_rel + align_up((uint64_t)depth * sizeof(struct q_cpl), Q_CACHELINE);
+	g->qmem_stride = g->sq_rel + align_up((uint64_t)depth * sizeof(uint32_t), Q_CACHELINE);
+	off += (uint64_t)nq * g->qmem_stride;
+	g->rdv_rel = off;
+	off += align_up((uint64_t)g->rdv_cap * sizeof(struct q_rdv), Q_CACHELINE);
+	g->eager_rel = g->eager_slots ? off : 0;
+	off += eager_rings_size(ndev, depth);
+	g->dev_off = align_up(sizeof(struct q_world_sh), 4096);
+	g->dev_stride = align_up(off, 4096);
+	g->size = g->dev_off + (uint64_t)ndev * g->dev_stride;
+	return 0;
 }
 
 uint64_t q_layout_size(uint32_t ndev, uint32_t nq, uint32_t depth)
 {
-	return align_up(sizeof(struct q_world_sh), 4096) + (uint64_t)ndev * dev_block_size(ndev, nq, depth);
+	struct q_geom g;
+
+	return q_geom_init(&g, ndev, nq, 1, depth, 0, 0) ? 0 : g.size;
 }
 
-int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,
-		  uint32_t depth, int pshared, uint32_t eager_max)
+void q_layout_init(const struct q_arena *a)
 {
-	pthread_mutexattr_t attr;
-	uint32_t d, q;
+	const struct q_geom *g = &a->g;
+	struct q_world_sh *w = a->sh;
 
 	w->magic = Q_WORLD_MAGIC;
 	w->fw_version = Q_FW_VERSION;
-	w->num_devices = ndev;
-	w->queues = nq;
-	w->engines = engines;
-	w->depth = depth;
-	w->rdv_cap = rdv_capacity(ndev, nq, depth);
-	w->eager_max = q_eager_max_for(ndev, depth, eager_max);
-	w->eager_slots = eager_slots_for(ndev, depth);
-	w->dev_off = align_up(sizeof(struct q_world_sh), 4096);
-	w->dev_stride = dev_block_size(ndev, nq, depth);
-	w->size = q_layout_size(ndev, nq, depth);
-
-	if (pthread_mutexattr_init(&attr))
-		return -ENOMEM;
-	if (pshared) {
-		/* A peer process may die holding the lock: robust lets the next owner recover. */
-		pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-		pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-	}
-	for (d = 0; d < ndev; d++) {
-		uint64_t base = w->dev_off + (uint64_t)d * w->dev_stride;
-		uint64_t off = base + align_up(sizeof(struct q_dev_sh), Q_CACHELINE);
-		struct q_dev_sh *dev = q_dev(w, d);
-
-		dev->id = (int32_t)d;
-		dev->queue_off = off;
-		off += align_up((uint64_t)nq * sizeof(struct q_queue_sh), Q_CACHELINE);
-		for (q = 0; q < nq; q++) {
-			struct q_queue_sh *qs = q_queue(w, d, q);
-
-			qs->depth = depth;
-			qs->engine = q % engines;
-			qs->desc_off = off;
-			off += align_up((uint64_t)depth * sizeof(struct q_desc), Q_CACHELINE);
-			qs->cpl_off = off;
-			off += align_up((uint64_t)depth * sizeof(struct q_cpl), Q_CACHELINE);
-			qs->sq_off = off;
-			off += align_up((uint64_t)depth * sizeof(uint32_t), Q_CACHELINE);
-		}
-		dev->rdv_off = off;
-		dev->rdv_cap = w->rdv_cap;
-		off += align_up((uint64_t)w->rdv_cap * sizeof(struct q_rdv), Q_CACHELINE);
-		dev->eager_off = w->eager_slots ? off : 0;
-		dev->rdv_robust = (uint32_t)pshared;
-		if (pthread_mutex_init(&dev->rdv_lock, &attr)) {
-			while (d--)
-				pthread_mutex_destroy(&q_dev(w, d)->rdv_lock);
-			pthread_mutexattr_destroy(&attr);
-			return -ENOMEM;
-		}
-	}
-	pthread_mutexattr_destroy(&attr);
-	return 0;
+	w->num_devices = g->ndev;
+	w->queues = g->nq;
+	w->engines = g->engines;
+	w->depth = g->depth;
+	w->rdv_cap = g->rdv_cap;
+	w->eager_max = g->eager_max;
+	w->eager_slots = g->eager_slots;
+	w->size = g->size;
+	for (uint32_t d = 0; d < g->ndev; d++)
+		q_dev(a, d)->id = (int32_t)d;
 }
 
-void q_layout_fini(struct q_world_sh *w)
+int q_layout_matches(const struct q_world_sh *sh, const struct q_geom *g)
 {
-	for (uint32_t d = 0; d < w->num_devices; d++)
-		pthread_mutex_destroy(&q_dev(w, d)->rdv_lock);
+	return sh->magic == Q_WORLD_MAGIC && sh->fw_version == Q_FW_VERSION && sh->num_devices == g->ndev &&
+	       sh->queues == g->nq && sh->engines == g->engines && sh->depth == g->depth &&
+	       sh->rdv_cap == g->rdv_cap && sh->eager_max == g->eager_max &&
+	       sh->eager_slots == g->eager_slots && sh->size == g->size;
 }

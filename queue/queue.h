@@ -21,7 +21,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
-#include <pthread.h>
 
 #include "include/accdma.h"
 
@@ -92,15 +91,12 @@ struct q_cpl {
 } __attribute__((aligned(Q_CACHELINE)));
 
 /**
- * struct q_queue_sh - shared control of one queue: what never changes after
- * set-up (read on every token check and completion), the host's fields and
- * the engine's fields each on a line of their own.
+ * struct q_queue_sh - shared control of one queue: the host's fields and the
+ * engine's fields each on a line of their own. Where its tables live is not
+ * here: every process computes that itself (struct q_geom).
  */
 struct q_queue_sh {
-	uint64_t desc_off, cpl_off, sq_off; /* from the arena base */
-	uint32_t depth;
-	uint32_t engine;
-	_Atomic uint32_t sq_tail __attribute__((aligned(Q_CACHELINE))); /* host */
+	_Atomic uint32_t sq_tail; /* host */
 	uint32_t pad;
 	_Atomic uint64_t submitted;
 	uint8_t pad_host[Q_CACHELINE - 16];
@@ -138,7 +134,7 @@ struct q_region {
 	_Atomic uint32_t key;
 	uint32_t registered; /* caller's memory rather than device memory */
 	uint64_t size;
-	uint64_t offset; /* shm: where the region starts in its device's memory segment */
+	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
 };
 
 /** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */
@@ -281,15 +277,13 @@ struct q_dev_sh {
 	uint32_t polled; /* set by the owner at boot: no engine thread, no host ever sleeps on it */
 	_Atomic uint32_t asym; /* set by the owner at boot: its sleepers issue q_sleep_fence()'s
 			  * membarrier, so kickers registered for it need no fence (q_kick_fence()) */
-	uint32_t rdv_robust;       /* which of the two locks guards the table */
-	uint32_t rdv_cap;
-	uint64_t rdv_off;
-	uint64_t eager_off; /* incoming eager rings, one per sender (0: none) */
-	uint64_t queue_off; /* first struct q_queue_sh */
 	/* Written on every rendezvous: on lines of their own, away from the
-	 * read-mostly fields above that every peer's sends read. */
-	pthread_mutex_t rdv_lock __attribute__((aligned(Q_CACHELINE))); /* shared arenas: robust */
-	_Atomic uint32_t rdv_spin; /* one process: a plain spinlock is cheaper */
+	 * read-mostly fields above that every peer's sends read.
+	 * The table's lock: 0 free, else the holder's device + 1, so that a
+	 * holder whose process died (its device marked lost) can be taken over
+	 * (fw_stub/match.c). A plain word, not a pthread mutex: nothing of a
+	 * lock that a peer can scribble on is ever followed as a pointer. */
+	_Atomic uint32_t rdv_lock __attribute__((aligned(Q_CACHELINE)));
 	uint32_t rdv_count;
 	/* Entries of sends (waiting, or failed markers) in the table: written
 	 * under the lock, read without it by parked recvs, which look in the
@@ -299,8 +293,10 @@ struct q_dev_sh {
 	struct q_region regions[Q_MAX_REGIONS];
 } __attribute__((aligned(Q_CACHELINE)));
 
-/** struct q_world_sh - the arena header: geometry of everything after it. */
+/** struct q_world_sh - the arena header: the world's shape and its world-wide flags. */
 struct q_world_sh {
+	/* What the master laid out, for a joining process to compare with the
+	 * geometry it computed itself (struct q_geom): never used to navigate. */
 	uint32_t magic;
 	uint32_t fw_version;
 	uint32_t num_devices;
@@ -310,8 +306,7 @@ struct q_world_sh {
 	uint32_t rdv_cap;
 	uint32_t eager_max; /* largest eager send in bytes; 0: no eager rings */
 	uint32_t eager_slots; /* positions per eager ring (0: no rings) */
-	uint64_t dev_off;    /* first struct q_dev_sh */
-	uint64_t dev_stride; /* bytes from one device's block to the next */
+	uint32_t pad;
 	uint64_t size;
 	_Atomic uint32_t stop;
 	/* Set (after the device's q_dev_sh.lost) once any device is lost: the
@@ -345,49 +340,96 @@ static inline uint32_t q_token_slot(uint64_t t) { return (uint32_t)t & 0xffff; }
 static inline uint32_t q_key_make(uint32_t index, uint32_t gen) { return (gen << 8) | index; }
 static inline uint32_t q_key_index(uint32_t key) { return key & 0xff; }
 
-/* ---- navigation --------------------------------------------------------- */
+/* ---- geometry and navigation ------------------------------------------- */
 
-/** q_at() - the address of an arena offset. */
-static inline void *q_at(const struct q_world_sh *w, uint64_t off)
+/**
+ * struct q_geom - where everything lives in an arena. Every process (and a
+ * kernel module) computes it from the world's shape with q_geom_init() and
+ * keeps it in private memory: no offset, count or bound is ever read back
+ * from shared memory, so a peer that scribbles on the arena cannot steer
+ * anyone's loads or stores outside it. Every device block has the same
+ * layout, so the offsets inside a block (_rel) hold for all of them.
+ */
+struct q_geom {
+	uint32_t ndev, nq, engines, depth;
+	uint32_t rdv_cap;     /* rendezvous entries per device, a power of two */
+	uint32_t eager_max;   /* largest eager send (0: none) */
+	uint32_t eager_slots; /* positions per eager ring (0: no rings) */
+	uint32_t pshared;     /* the arena is shared between processes */
+	uint64_t size;        /* bytes of the arena */
+	uint64_t dev_off, dev_stride;
+	uint64_t queue_rel;   /* struct q_queue_sh[nq], from a device block */
+	uint64_t qmem_rel;    /* queue 0's descriptor table, from a device block */
+	uint64_t qmem_stride; /* bytes of one queue's tables */
+	uint64_t cpl_rel, sq_rel; /* a queue's records and ring, from its descriptor table */
+	uint64_t rdv_rel;
+	uint64_t eager_rel;   /* incoming eager rings, one per sender (0: none) */
+};
+
+/** struct q_arena - a mapped arena and this process's own geometry of it. */
+struct q_arena {
+	struct q_world_sh *sh;
+	struct q_geom g;
+};
+
+/** q_at() - the address of arena offset @off (below g.size: the caller's bound). */
+static inline void *q_at(const struct q_arena *a, uint64_t off)
 {
-	return (char *)w + off;
+	return (char *)a->sh + off;
 }
 
-static inline struct q_dev_sh *q_dev(const struct q_world_sh *w, uint32_t dev)
+/** q_dev() - device @dev's block (@dev < g.ndev). */
+static inline struct q_dev_sh *q_dev(const struct q_arena *a, uint32_t dev)
 {
-	return (struct q_dev_sh *)q_at(w, w->dev_off + (uint64_t)dev * w->dev_stride);
+	return (struct q_dev_sh *)q_at(a, a->g.dev_off + (uint64_t)dev * a->g.dev_stride);
 }
 
-static inline struct q_queue_sh *q_queue(const struct q_world_sh *w, uint32_t dev, uint32_t q)
+/** q_queue() - the shared control of queue @q of device @dev (@q < g.nq). */
+static inline struct q_queue_sh *q_queue(const struct q_arena *a, uint32_t dev, uint32_t q)
 {
-	return (struct q_queue_sh *)q_at(w, q_dev(w, dev)->queue_off) + q;
+	return (struct q_queue_sh *)((char *)q_dev(a, dev) + a->g.queue_rel) + q;
 }
 
-static inline struct q_desc *q_descs(const struct q_world_sh *w, const struct q_queue_sh *q)
+static inline char *q_qmem(const struct q_arena *a, uint32_t dev, uint32_t q)
 {
-	return (struct q_desc *)q_at(w, q->desc_off);
+	return (char *)q_dev(a, dev) + a->g.qmem_rel + (uint64_t)q * a->g.qmem_stride;
 }
 
-static inline struct q_cpl *q_cpls(const struct q_world_sh *w, const struct q_queue_sh *q)
+/** q_descs() - the descriptor table of queue @q of device @dev (g.depth entries). */
+static inline struct q_desc *q_descs(const struct q_arena *a, uint32_t dev, uint32_t q)
 {
-	return (struct q_cpl *)q_at(w, q->cpl_off);
+	return (struct q_desc *)q_qmem(a, dev, q);
 }
 
-static inline _Atomic uint32_t *q_sq(const struct q_world_sh *w, const struct q_queue_sh *q)
+/** q_cpls() - the completion records of queue @q of device @dev (g.depth entries). */
+static inline struct q_cpl *q_cpls(const struct q_arena *a, uint32_t dev, uint32_t q)
 {
-	return (_Atomic uint32_t *)q_at(w, q->sq_off);
+	return (struct q_cpl *)(q_qmem(a, dev, q) + a->g.cpl_rel);
 }
 
-static inline struct q_rdv *q_rdv_table(const struct q_world_sh *w, const struct q_dev_sh *d)
+/** q_sq() - the submission ring of queue @q of device @dev (g.depth entries). */
+static inline _Atomic uint32_t *q_sq(const struct q_arena *a, uint32_t dev, uint32_t q)
 {
-	return (struct q_rdv *)q_at(w, d->rdv_off);
+	return (_Atomic uint32_t *)(q_qmem(a, dev, q) + a->g.sq_rel);
 }
 
-/** q_eager_ring() - the ring carrying small sends from @src to @dst. */
-static inline struct q_eager_ring *q_eager_ring(const struct q_world_sh *w, uint32_t dst, uint32_t src)
+/** q_queue_engine() - which engine of its device serves queue @q. */
+static inline uint32_t q_queue_engine(const struct q_geom *g, uint32_t q)
 {
-	return (struct q_eager_ring *)q_at(w, q_dev(w, dst)->eager_off +
-						    (uint64_t)src * q_eager_ring_bytes(w->eager_slots));
+	return q % g->engines;
+}
+
+/** q_rdv_table() - device @dev's rendezvous table (g.rdv_cap entries). */
+static inline struct q_rdv *q_rdv_table(const struct q_arena *a, uint32_t dev)
+{
+	return (struct q_rdv *)((char *)q_dev(a, dev) + a->g.rdv_rel);
+}
+
+/** q_eager_ring() - the ring carrying small sends from @src to @dst (g.eager_rel != 0). */
+static inline struct q_eager_ring *q_eager_ring(const struct q_arena *a, uint32_t dst, uint32_t src)
+{
+	return (struct q_eager_ring *)((char *)q_dev(a, dst) + a->g.eager_rel +
+				       (uint64_t)src * q_eager_ring_bytes(a->g.eager_slots));
 }
 
 /* ---- layout (layout.c) -------------------------------------------------- */
@@ -419,21 +461,31 @@ uint32_t q_eager_cap(uint32_t slots);
 uint32_t q_eager_max_for(uint32_t ndev, uint32_t depth, uint32_t eager_max);
 
 /**
- * q_layout_init() - lay out an arena of q_layout_size() zeroed bytes.
- * @w: the arena. @ndev/@nq/@engines/@depth: geometry. @pshared: locks shared between processes.
- * @eager_max: largest eager send (0..ACCDMA_EAGER_MAX); ignored (no rings) above
- *             ACCDMA_EAGER_MAX_DEVICES devices, and lowered to what an eighth
- *             of a ring holds (q_eager_max_for()).
- * Return: 0, or a negative errno if a lock cannot be created.
+ * q_geom_init() - compute an arena's geometry from the world's shape.
+ * @g: filled in. @ndev/@nq/@engines/@depth: the shape (depth a power of two).
+ * @eager_max: largest eager send asked for (0..ACCDMA_EAGER_MAX); lowered to
+ *             what the rings carry (q_eager_max_for()), 0 without rings.
+ * @pshared: the arena is shared between processes.
+ * Return: 0, or -EINVAL for a shape out of range.
  */
-int q_layout_init(struct q_world_sh *w, uint32_t ndev, uint32_t nq, uint32_t engines,
-		  uint32_t depth, int pshared, uint32_t eager_max);
+int q_geom_init(struct q_geom *g, uint32_t ndev, uint32_t nq, uint32_t engines, uint32_t depth,
+		uint32_t eager_max, int pshared);
 
 /**
- * q_layout_fini() - destroy the locks of an arena.
- * @w: the arena.
+ * q_layout_init() - lay out an arena of g.size zeroed bytes: its header, and
+ * each device's id.
+ * @a: the arena and its geometry (q_geom_init()).
  */
-void q_layout_fini(struct q_world_sh *w);
+void q_layout_init(const struct q_arena *a);
+
+/**
+ * q_layout_matches() - does the header of a mapped arena describe geometry @g?
+ * @sh: the header, as another process laid it out. @g: this process's geometry.
+ * A joining process checks once that the master meant the same world; nothing
+ * it reads there is used afterwards.
+ * Return: 1 if so, 0 if not.
+ */
+int q_layout_matches(const struct q_world_sh *sh, const struct q_geom *g);
 
 /* ---- slot references (slot.c) ------------------------------------------- */
 
@@ -540,10 +592,14 @@ void q_futex_wake(_Atomic uint32_t *addr);
 
 /**
  * q_asym_register() - register this process for asymmetric fences, once.
+ * @allow: the world may use them (opts.membarrier); 0 asks nothing.
  * Return: 1 if its kicks may be light and its sleepers will issue the
- * membarrier; 0 if not (ACCDMA_MEMBARRIER=0, or the kernel says no).
+ * membarrier; 0 if not (not allowed, or the kernel says no).
  */
-int q_asym_register(void);
+int q_asym_register(int allow);
+
+/** q_asym_registered() - 1 if this process has registered (q_asym_register()). */
+int q_asym_registered(void);
 
 /**
  * q_kick_fence() - the kicker's fence, after publishing work for device @d's

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -55,6 +56,14 @@ void q_trace(enum q_trace_point p)
 	}
 }
 
+static char out[4000];
+
+void q_trace_set_out(const char *prefix)
+{
+	if (prefix && strlen(prefix) < sizeof(out))
+		strcpy(out, prefix);
+}
+
 __attribute__((constructor)) static void trace_start(void)
 {
 	ns0 = q_now_ns();
@@ -63,7 +72,7 @@ __attribute__((constructor)) static void trace_start(void)
 
 __attribute__((destructor)) static void trace_write(void)
 {
-	const char *prefix = getenv("ACCDMA_TRACE_OUT");
+	const char *prefix = out[0] ? out : NULL;
 	uint64_t ns = q_now_ns() - ns0, tsc = ticks() - tsc0;
 	uint32_t n = atomic_load(&count);
 	char path[4096];
@@ -81,5 +90,10 @@ __attribute__((destructor)) static void trace_write(void)
 	for (uint32_t i = 0; i < n; i++)
 		fprintf(f, "%u %llu\n", (unsigned)(entries[i] & 7), (unsigned long long)(entries[i] >> 3));
 	fclose(f);
+}
+#else
+void q_trace_set_out(const char *prefix)
+{
+	(void)prefix;
 }
 #endif

@@ -25,6 +25,13 @@ enum q_trace_point {
 #ifdef ACCDMA_TRACE
 void q_trace(enum q_trace_point p);
 #else
+/**
+ * q_trace_set_out() - where the trace is written at exit (@prefix.PID; the
+ * driver passes ACCDMA_TRACE_OUT). NULL: nowhere. Nothing unless built with
+ * ACCDMA_TRACE.
+ */
+void q_trace_set_out(const char *prefix);
+
 /** q_trace() - record point @p now (nothing unless built with ACCDMA_TRACE). */
 static inline void q_trace(enum q_trace_point p)
 {

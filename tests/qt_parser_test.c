@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +321,75 @@ static void test_hostile_input(void **state)
 	free(buf);
 }
 
+/* A chain of 40 000 `else if` links parses and expands without a stack frame
+ * per link (expansion overflowed the stack at 40 000 links, 10 000 under
+ * ASan), each rank taking the branch its condition picks, and the step
+ * limit still counts every link it walks. */
+static void test_else_if_chain(void **state)
+{
+	(void)state;
+	const int links = 40000;
+	size_t cap = (size_t)links * 48 + 256, l;
+	char *buf = malloc(cap), err[512];
+	struct qt_scenario *sc;
+	struct qt_plan *plan = NULL;
+	struct qt_plan_limits lim;
+
+	assert_non_null(buf);
+	/* link k is taken when v == k + 2: rank 3 takes link 1, rank 2 the last link */
+	l = (size_t)snprintf(buf, cap, "buffer b int32 4\nprogram {\n let v = rank == 2 ? %d : rank\n"
+			     " if v == -1 { fence }\n", links + 1);
+	for (int k = 0; k < links; k++)
+		l += (size_t)snprintf(buf + l, cap - l, " else if v == %d { send b to 0 tag %d }\n",
+				      k + 2, k);
+	l += (size_t)snprintf(buf + l, cap - l, " else { recv b from 3 tag 77 }\n}\n");
+	assert_true(l < cap);
+	assert_int_equal(qt_parse("t.acc", buf, l, &sc, err, sizeof(err)), 0);
+	assert_int_equal(qt_plan_build(sc, 4, 0, 4, NULL, &plan, err, sizeof(err)), 0);
+	for (int r = 0; r < 2; r++) { /* through every link to the else */
+		assert_int_equal(plan->dev[r].nins, 1);
+		assert_int_equal(plan->dev[r].ins[0].op, QO_RECV);
+		assert_int_equal(plan->dev[r].ins[0].peer, 3);
+		assert_int_equal(plan->dev[r].ins[0].tag, 77);
+	}
+	assert_int_equal(plan->dev[2].nins, 1);
+	assert_int_equal(plan->dev[2].ins[0].op, QO_SEND);
+	assert_int_equal(plan->dev[2].ins[0].tag, links - 1);
+	assert_int_equal(plan->dev[3].nins, 1);
+	assert_int_equal(plan->dev[3].ins[0].op, QO_SEND);
+	assert_int_equal(plan->dev[3].ins[0].tag, 1);
+	qt_plan_free(plan);
+	plan = NULL;
+	qt_plan_default_limits(&lim);
+	lim.max_steps = 1000;
+	assert_int_equal(qt_plan_build(sc, 4, 0, 4, &lim, &plan, err, sizeof(err)), -1);
+	assert_null(plan);
+	assert_non_null(strstr(err, "more than 1000 steps"));
+	qt_scenario_free(sc);
+	free(buf);
+}
+
+/* Storing into an int32 element: integers wrap modulo 2^32, floats truncate
+ * toward zero and saturate (docs/scenarios.md); 3e9 wrapped before. */
+static void test_int32_store(void **state)
+{
+	(void)state;
+	struct qt_val f = { 1, 0, 3e9 };
+
+	assert_int_equal(qt_val_int32(f), INT32_MAX);
+	f.f = -3e9;
+	assert_int_equal(qt_val_int32(f), INT32_MIN);
+	f.f = -2.75;
+	assert_int_equal(qt_val_int32(f), -2);
+	f.f = 1e300;
+	assert_int_equal(qt_val_int32(f), INT32_MAX);
+	f.f = NAN;
+	assert_int_equal(qt_val_int32(f), 0);
+	assert_int_equal(qt_val_int32(qt_val_int(3000000000ll)), -1294967296);
+	assert_int_equal(qt_val_int32(qt_val_int(-1)), -1);
+	assert_int_equal(qt_val_int32(qt_val_int(INT64_MAX)), -1);
+}
+
 /**
  * main() - run the parser tests.
  * Return: the number of failed tests.
@@ -335,6 +405,8 @@ int main(void)
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_expansion_errors),
 		cmocka_unit_test(test_hostile_input),
+		cmocka_unit_test(test_else_if_chain),
+		cmocka_unit_test(test_int32_store),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1076,8 +1076,8 @@ static void run_forged_length(const struct cfg *c)
 
 	CTX("forged length engines=%d queues=%d", c->engines, c->queues);
 	pr_open(&p, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT);
-	p.w->sh->eager_max = UINT32_MAX; /* what a corrupt arena says */
-	h = &q_eager_ring(p.w->sh, 1, 0)->slots[0];
+	p.w->a.sh->eager_max = UINT32_MAX; /* what a corrupt arena says */
+	h = &q_eager_ring(&p.w->a, 1, 0)->slots[0];
 	h->len = LEN;
 	h->tag = T;
 	h->seq = 0; /* the first message on T */
@@ -1086,7 +1086,7 @@ static void run_forged_length(const struct cfg *c)
 	t = pr_recv(&p, T, 0, R);
 	th_wait_st(p.w, t, ACCDMA_ST_PEER_ERROR);
 	th_check_u8(p.dst, R, GUARD, "recv range of a forged message");
-	p.w->sh->eager_max = ACCDMA_EAGER_MAX_DEFAULT;
+	p.w->a.sh->eager_max = ACCDMA_EAGER_MAX_DEFAULT;
 	th_close(p.w);
 	ctx[0] = 0;
 }

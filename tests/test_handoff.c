@@ -1290,12 +1290,12 @@ static void run_reset_flush_pending(const struct cfg *c, enum accdma_status *rs_
 	ra.w = x.w;
 	ra.dev = 1;
 	ra.rc = 1;
-	req = atomic_load(&q_dev(x.w->sh, 1)->mb.req_seq);
+	req = atomic_load(&q_dev(&x.w->a, 1)->mb.req_seq);
 	assert_int_equal(pthread_create(&th, NULL, reset_thread, &ra), 0);
 	/* The reset request must be in the mailbox before the engine's next pass
 	 * (which looks at the mailbox first): a sleep made that only likely, and
 	 * with the cores busy the engine ran the copy before it saw the reset. */
-	while (atomic_load(&q_dev(x.w->sh, 1)->mb.req_seq) == req)
+	while (atomic_load(&q_dev(&x.w->a, 1)->mb.req_seq) == req)
 		sched_yield();
 	atomic_store(&blk.release, 1);
 	while (!atomic_load(&blk2.started))

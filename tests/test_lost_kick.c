@@ -63,7 +63,7 @@ static void test_lost_kick(void **state)
 		th_check_u8(dst + 8, 56, 0xee, "past them");
 	}
 	fw_fault_arm(FW_FAULT_KICK, 0);
-	late = atomic_load(&q_dev(w->sh, 1)->engines[0].late_wakes);
+	late = atomic_load(&q_dev(&w->a, 1)->engines[0].late_wakes);
 	assert_true(late >= 1 && late <= ROUNDS);
 	th_close(w);
 }

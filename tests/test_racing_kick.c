@@ -128,7 +128,7 @@ static void test_racing_kick(void **state)
 	fw_sleep_race_set(NULL, NULL);
 	assert_int_equal(atomic_load(&race.fired), ROUNDS);
 	/* Found by the first look each time, so never counted as a wake-up that never came. */
-	assert_int_equal(atomic_load(&q_dev(w->sh, 1)->engines[0].late_wakes), 0);
+	assert_int_equal(atomic_load(&q_dev(&w->a, 1)->engines[0].late_wakes), 0);
 	th_close(w);
 	sem_destroy(&race.at_point);
 	sem_destroy(&race.landed);

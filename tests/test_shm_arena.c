@@ -1,169 +1,160 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_shm_arena.c - a process that maps the master's arena checks its
- * layout before following any offset in it (drv_shm_arena_ok()).
+ * test_shm_arena.c - the arena's geometry is every process's own.
  *
- *  - arenas laid out by q_layout_init() pass: 2 devices with the default
- *    queue depth (256-slot eager rings), with queues of 4096 (4096-slot
- *    rings), and 65 devices (no rings);
- *  - each of these fails it: another geometry than this process's options,
- *    a bad magic, an eager ring size that is not a power of two or is out of
- *    range, a device's eager rings running past the end of the arena, or
- *    eager rings where the world has none, a rendezvous table past the end;
- *  - an eager_max above what the rings carry (q_eager_cap(): 1024 bytes in
- *    deep rings, 488 in the 128-position rings of 17 devices), or any
- *    eager_max in a world without rings: the engine copies up to eager_max
- *    bytes out of a ring.
+ *  - q_geom_init() places everything inside the arena it sizes, for small,
+ *    deep and large worlds (2 devices with the default depth: 256-slot
+ *    eager rings; queues of 4096: 4096-slot rings; 65 devices: no rings),
+ *    and rejects shapes out of range;
+ *  - a joining process compares the master's header with the geometry it
+ *    computed (q_layout_matches()): another shape, magic, size, ring size or
+ *    eager_max fails it;
+ *  - the eager cap: an eager_max above what the rings carry (1024 bytes in
+ *    deep rings, 488 in the 128-position rings of 17 devices) is lowered,
+ *    and a world without rings has none.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "helpers/th.h"
 
-#include "driver/shm.h"
 #include "queue/queue.h"
 
 struct arena {
-	struct accdma_world_opts o;
-	struct q_world_sh *a;
-	uint64_t size;
+	struct q_arena a;
 };
 
-/* An arena as the master lays it out for @ndev devices with queues of @depth. */
-static void arena_make(struct arena *ar, int ndev, uint32_t depth)
+static void arena_make(struct arena *ar, uint32_t ndev, uint32_t depth)
 {
-	assert_int_equal(accdma_world_opts_init(&ar->o), 0);
-	ar->o.num_devices = ndev;
-	ar->o.queues = 1;
-	ar->o.engines = 1;
-	ar->o.queue_depth = depth;
-	ar->size = q_layout_size((uint32_t)ndev, 1, depth);
-	ar->a = aligned_alloc(4096, ar->size);
-	assert_non_null(ar->a);
-	memset(ar->a, 0, ar->size);
-	assert_int_equal(q_layout_init(ar->a, (uint32_t)ndev, 1, 1, depth, 0, ACCDMA_EAGER_MAX_DEFAULT), 0);
+	assert_int_equal(q_geom_init(&ar->a.g, ndev, 1, 1, depth, ACCDMA_EAGER_MAX_DEFAULT, 1), 0);
+	ar->a.sh = aligned_alloc(4096, ar->a.g.size);
+	assert_non_null(ar->a.sh);
+	memset(ar->a.sh, 0, ar->a.g.size);
+	q_layout_init(&ar->a);
 }
 
 static void arena_free(struct arena *ar)
 {
-	q_layout_fini(ar->a);
-	free(ar->a);
+	free(ar->a.sh);
 }
 
-static int ok(const struct arena *ar)
+/* [@p, @p + @len) inside the arena? */
+static void inside(const struct arena *ar, const void *p, uint64_t len)
 {
-	return drv_shm_arena_ok(ar->a, ar->size, &ar->o);
+	uintptr_t base = (uintptr_t)ar->a.sh, at = (uintptr_t)p;
+
+	assert_true(at >= base);
+	assert_true(at - base + len <= ar->a.g.size);
 }
 
-static void test_layouts_pass(void **state)
+static void test_layouts_inside(void **state)
 {
-	static const struct { int ndev; uint32_t depth, slots; } cases[] = {
+	static const struct { uint32_t ndev, depth, slots; } cases[] = {
 		{ 2, 256, 256 * Q_EAGER_SLOTS_PER_OP }, { 2, 4096, 4096 * Q_EAGER_SLOTS_PER_OP }, { 65, 256, 0 },
 	};
 	struct arena ar;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct q_geom *g = &ar.a.g;
+		uint32_t last = cases[i].ndev - 1;
+
 		arena_make(&ar, cases[i].ndev, cases[i].depth);
-		assert_int_equal(ar.a->eager_slots, cases[i].slots);
-		assert_int_equal(ok(&ar), 1);
+		assert_int_equal(g->eager_slots, cases[i].slots);
+		assert_int_equal(g->size, q_layout_size(cases[i].ndev, 1, cases[i].depth));
+		inside(&ar, q_dev(&ar.a, last), sizeof(struct q_dev_sh));
+		inside(&ar, q_queue(&ar.a, last, 0), sizeof(struct q_queue_sh));
+		inside(&ar, q_descs(&ar.a, last, 0), g->depth * sizeof(struct q_desc));
+		inside(&ar, q_cpls(&ar.a, last, 0), g->depth * sizeof(struct q_cpl));
+		inside(&ar, q_sq(&ar.a, last, 0), g->depth * sizeof(uint32_t));
+		inside(&ar, q_rdv_table(&ar.a, last), g->rdv_cap * sizeof(struct q_rdv));
+		/* device 0's tables end before its rendezvous table, which ends before device 1 */
+		assert_true((char *)q_sq(&ar.a, 0, 0) + g->depth * sizeof(uint32_t) <= (char *)q_rdv_table(&ar.a, 0));
+		assert_true((char *)q_rdv_table(&ar.a, 0) + g->rdv_cap * sizeof(struct q_rdv) <=
+			    (char *)q_dev(&ar.a, 1));
+		if (g->eager_slots)
+			inside(&ar, q_eager_ring(&ar.a, last, last), q_eager_ring_bytes(g->eager_slots));
+		else
+			assert_int_equal(g->eager_rel, 0);
+		assert_int_equal(q_dev(&ar.a, last)->id, (int32_t)last);
+		assert_int_equal(q_layout_matches(ar.a.sh, g), 1);
 		arena_free(&ar);
 	}
 }
 
-static void test_geometry_and_magic(void **state)
+static void test_bad_shapes(void **state)
+{
+	struct q_geom g;
+
+	(void)state;
+	assert_int_equal(q_geom_init(&g, 0, 1, 1, 256, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, Q_MAX_DEVICES + 1, 1, 1, 256, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, 2, 0, 1, 256, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, 2, 1, 0, 256, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, 2, 1, 1, 100, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, 2, 1, Q_MAX_ENGINES + 1, 256, 0, 0), -EINVAL);
+	assert_int_equal(q_geom_init(&g, 2, 1, 1, 256, 0, 0), 0);
+}
+
+/* Each field of the header the joiner compares, changed alone, fails the match. */
+static void test_header_must_match(void **state)
 {
 	struct arena ar;
+	struct q_world_sh saved;
 
 	(void)state;
 	arena_make(&ar, 2, 1024);
-	ar.o.queue_depth = 512; /* this process expects another geometry */
-	assert_int_equal(ok(&ar), 0);
-	ar.o.queue_depth = 1024;
-	assert_int_equal(ok(&ar), 1);
-	ar.a->magic ^= 1;
-	assert_int_equal(ok(&ar), 0);
+	saved = *ar.a.sh;
+	assert_int_equal(q_layout_matches(ar.a.sh, &ar.a.g), 1);
+#define FLIP(field)                                                        \
+	do {                                                               \
+		ar.a.sh->field ^= 1;                                       \
+		assert_int_equal(q_layout_matches(ar.a.sh, &ar.a.g), 0);   \
+		*ar.a.sh = saved;                                          \
+	} while (0)
+	FLIP(magic);
+	FLIP(fw_version);
+	FLIP(num_devices);
+	FLIP(queues);
+	FLIP(engines);
+	FLIP(depth);
+	FLIP(rdv_cap);
+	FLIP(eager_max);
+	FLIP(eager_slots);
+	FLIP(size);
+#undef FLIP
+	assert_int_equal(q_layout_matches(ar.a.sh, &ar.a.g), 1);
 	arena_free(&ar);
 }
 
-static void test_eager_rings_checked(void **state)
+static void test_eager_cap(void **state)
 {
-	struct arena ar;
-	uint32_t slots;
-	uint64_t off;
-
-	(void)state;
-	arena_make(&ar, 2, 1024);
-	slots = ar.a->eager_slots;
-	assert_int_equal(slots, 1024 * Q_EAGER_SLOTS_PER_OP);
-	ar.a->eager_slots = slots + 1; /* not a power of two */
-	assert_int_equal(ok(&ar), 0);
-	ar.a->eager_slots = 32; /* smaller than any layout makes */
-	assert_int_equal(ok(&ar), 0);
-	ar.a->eager_slots = 2 * Q_EAGER_SLOTS_MAX; /* larger */
-	assert_int_equal(ok(&ar), 0);
-	ar.a->eager_slots = 0; /* rings at eager_off, but the world says none */
-	assert_int_equal(ok(&ar), 0);
-	ar.a->eager_slots = slots;
-	assert_int_equal(ok(&ar), 1);
-
-	/* device 1's rings moved so that their end passes the arena's */
-	off = q_dev(ar.a, 1)->eager_off;
-	q_dev(ar.a, 1)->eager_off = ar.size - q_eager_ring_bytes(slots); /* room for one ring of two */
-	assert_int_equal(ok(&ar), 0);
-	q_dev(ar.a, 1)->eager_off = off;
-	/* rings larger than were laid out run past the end too */
-	ar.a->eager_slots = Q_EAGER_SLOTS_MAX;
-	assert_int_equal(ok(&ar), 0);
-	ar.a->eager_slots = slots;
-	assert_int_equal(ok(&ar), 1);
-
-	/* and the rendezvous table, as before */
-	off = q_dev(ar.a, 0)->rdv_off;
-	q_dev(ar.a, 0)->rdv_off = ar.size;
-	assert_int_equal(ok(&ar), 0);
-	q_dev(ar.a, 0)->rdv_off = off;
-	assert_int_equal(ok(&ar), 1);
-	arena_free(&ar);
-}
-
-static void test_eager_max_checked(void **state)
-{
-	static const struct { int ndev; uint32_t cap; } cases[] = {
+	static const struct { uint32_t ndev, cap; } cases[] = {
 		/* 17 devices: 4 KiB rings; a message takes an eighth, less the 24-byte header */
 		{ 2, ACCDMA_EAGER_MAX }, { 17, 4096 / 8 - 24 },
 	};
-	struct arena ar;
+	struct q_geom g;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		arena_make(&ar, cases[i].ndev, 256);
-		assert_int_equal(q_eager_cap(ar.a->eager_slots), cases[i].cap);
-		ar.a->eager_max = cases[i].cap;
-		assert_int_equal(ok(&ar), 1);
-		ar.a->eager_max = cases[i].cap + 1;
-		assert_int_equal(ok(&ar), 0);
-		ar.a->eager_max = UINT32_MAX;
-		assert_int_equal(ok(&ar), 0);
-		ar.a->eager_max = 0; /* eager sends off: nothing is copied out of a ring */
-		assert_int_equal(ok(&ar), 1);
-		arena_free(&ar);
+		assert_int_equal(q_geom_init(&g, cases[i].ndev, 1, 1, 256, ACCDMA_EAGER_MAX, 1), 0);
+		assert_int_equal(q_eager_cap(g.eager_slots), cases[i].cap);
+		assert_int_equal(g.eager_max, cases[i].cap);
+		assert_int_equal(q_geom_init(&g, cases[i].ndev, 1, 1, 256, 0, 1), 0);
+		assert_int_equal(g.eager_max, 0);
 	}
-	arena_make(&ar, 65, 256); /* no rings */
-	assert_int_equal(ar.a->eager_max, 0);
-	assert_int_equal(ok(&ar), 1);
-	ar.a->eager_max = 8;
-	assert_int_equal(ok(&ar), 0);
-	arena_free(&ar);
+	assert_int_equal(q_geom_init(&g, 65, 1, 1, 256, ACCDMA_EAGER_MAX, 1), 0); /* no rings */
+	assert_int_equal(g.eager_slots, 0);
+	assert_int_equal(g.eager_max, 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layouts_pass),
-		cmocka_unit_test(test_geometry_and_magic),
-		cmocka_unit_test(test_eager_rings_checked),
-		cmocka_unit_test(test_eager_max_checked),
+		cmocka_unit_test(test_layouts_inside),
+		cmocka_unit_test(test_bad_shapes),
+		cmocka_unit_test(test_header_must_match),
+		cmocka_unit_test(test_eager_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

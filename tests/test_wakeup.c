@@ -70,8 +70,8 @@ static void check_mode(int64_t mode)
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	int kernel = cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
 
-	SC_CHECK(q_asym_register() == (!(mode & MODE_NO_MEMBARRIER) && kernel),
-		 "q_asym_register() = %d (mode %lld, kernel support %d)", q_asym_register(),
+	SC_CHECK(q_asym_registered() == (!(mode & MODE_NO_MEMBARRIER) && kernel),
+		 "q_asym_registered() = %d (mode %lld, kernel support %d)", q_asym_registered(),
 		 (long long)mode, kernel);
 }
 

@@ -55,6 +55,22 @@ int64_t qt_val_wrap_int(struct qt_val v)
 }
 
 /**
+ * qt_val_int32() - a value as stored into an int32 element: an integer wraps
+ * modulo 2^32, a float truncates toward zero and saturates to
+ * INT32_MIN..INT32_MAX (NaN gives 0), as docs/scenarios.md says.
+ * @v: the value.
+ * Return: the element.
+ */
+int32_t qt_val_int32(struct qt_val v)
+{
+	int64_t i = qt_val_wrap_int(v);
+
+	if (!v.is_float)
+		return (int32_t)(uint32_t)(uint64_t)i;
+	return i > INT32_MAX ? INT32_MAX : i < INT32_MIN ? INT32_MIN : (int32_t)i;
+}
+
+/**
  * qt_env_set() - add a variable.
  * @env: the environment. @name: its name. @v: the value.
  * Return: 0, or -1 when full.

@@ -111,6 +111,14 @@ double qt_val_double(struct qt_val v);
 int64_t qt_val_wrap_int(struct qt_val v);
 
 /**
+ * qt_val_int32() - a value as stored into an int32 element (integers wrap,
+ * floats truncate and saturate).
+ * @v: the value.
+ * Return: the element.
+ */
+int32_t qt_val_int32(struct qt_val v);
+
+/**
  * qt_val_int() - make a QT integer value.
  * @i: the integer.
  * Return: the value.

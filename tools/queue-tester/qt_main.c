@@ -393,6 +393,22 @@ static void parse_failed(struct cli *c, const char *path, const char *err)
 	qt_out_result(&c->out, path, &r);
 }
 
+/* A path that names no scenario: one failed result, with the reason. */
+static void no_scenarios(struct cli *c, const char *path, const char *err)
+{
+	struct qt_result r;
+
+	memset(&r, 0, sizeof(r));
+	qt_out_detail(&c->out, "%s", err);
+	snprintf(r.reason, sizeof(r.reason), "no scenarios");
+	if (c->list) {
+		fprintf(c->out.f, "%s: %s\n", path, err);
+		c->out.failed++;
+		return;
+	}
+	qt_out_result(&c->out, path, &r);
+}
+
 static void run_file(struct cli *c, const char *path)
 {
 	struct qt_scenario *sc;
@@ -431,8 +447,15 @@ static void run_path(struct cli *c, const char *path)
 		parse_failed(c, path, err);
 		return;
 	}
-	if (n == 0)
-		qt_out_detail(&c->out, "%s: no *.acc files", path);
+	if (n == 0) {
+		/* a suite that runs nothing must not pass: a wrong path or an empty checkout */
+		char err[512];
+
+		snprintf(err, sizeof(err), "%s: no *.acc files in this directory", path);
+		free(list);
+		no_scenarios(c, path, err);
+		return;
+	}
 	for (int k = 0; k < n; k++) {
 		char *full;
 		size_t len = strlen(path) + strlen(list[k]->d_name) + 2;

@@ -503,13 +503,25 @@ static int expand_stmt(struct xp *x, const struct qt_stmt *s)
 	}
 	switch (s->kind) {
 	case QS_IF:
-		if (qt_eval(s->cond, &x->env, &val, msg, sizeof(msg))) {
-			xfail_eval(x, msg);
-			return -1;
+		/* An else-if chain is a loop, not a recursion: the parser makes
+		 * `else if` an else body of one if statement, and a long chain
+		 * would otherwise take a stack frame per link. */
+		for (;;) {
+			if (qt_eval(s->cond, &x->env, &val, msg, sizeof(msg))) {
+				xfail_eval(x, msg);
+				return -1;
+			}
+			if (val.is_float ? val.f != 0.0 : val.i != 0)
+				return expand_block(x, s->then_body);
+			if (!s->else_body || s->else_body->kind != QS_IF || s->else_body->next)
+				return expand_block(x, s->else_body);
+			s = s->else_body;
+			if (++x->steps > x->lim->max_steps) {
+				xfail(x, s->line, s->col, "expansion takes more than %lld steps",
+				      (long long)x->lim->max_steps);
+				return -1;
+			}
 		}
-		if (val.is_float ? val.f != 0.0 : val.i != 0)
-			return expand_block(x, s->then_body);
-		return expand_block(x, s->else_body);
 	case QS_REPEAT: {
 		if (eval_int(x, s->count, &v))
 			return -1;

@@ -126,7 +126,7 @@ static struct qt_val load_elem(enum qt_type t, const unsigned char *base, int64_
 static void store_elem(enum qt_type t, unsigned char *base, int64_t k, struct qt_val v)
 {
 	if (t == QT_INT32) {
-		int32_t x = (int32_t)(uint32_t)(uint64_t)qt_val_wrap_int(v);
+		int32_t x = qt_val_int32(v);
 
 		memcpy(base + 4 * k, &x, 4);
 	} else if (t == QT_FLOAT32) {

@@ -32,6 +32,9 @@ check-queue-tester: $(B)/queue-tester $(B)/tests/qt_parser_test
 	@echo "== $(B)/queue-tester tests/scenarios"
 	@timeout --kill-after=10 $(QT_TIMEOUT) env TSAN_OPTIONS="halt_on_error=1" \
 	  ASAN_OPTIONS="detect_leaks=1" $(B)/queue-tester tests/scenarios
+	@echo "== sh $(QT_DIR)/check-cli.sh $(B)"
+	@timeout --kill-after=10 300 env TSAN_OPTIONS="halt_on_error=1" \
+	  ASAN_OPTIONS="detect_leaks=1" sh $(QT_DIR)/check-cli.sh $(B)
 
 # The shipped suite over the shm transport, one process per device (docs/scenarios.md, "Over
 # shm"): queue-tester starts N processes of itself for every scenario and device count up to

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
+#include "driver/shm/shm.h"
 
 #define BOOT_MAGIC 0xacc0b007u
 #define BOOT_VERSION 1

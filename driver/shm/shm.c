@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
+#include "driver/shm/shm.h"
 
 #define SHM_PAGE 4096ull
 
@@ -74,63 +74,13 @@ static void *map_segment(int fd, uint64_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int in_arena(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
-
-/**
- * drv_shm_arena_ok() - may this process follow the offsets of an arena it mapped?
- * @a: the arena, as the master laid it out. @size: the bytes mapped.
- * @o: this process's options (the geometry it expects).
- *
- * The master laid the arena out; every offset must stay inside it, and the
- * geometry must be ours, before this process follows any of them.
- * Return: 1 if so, 0 if not.
- */
-int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o)
-{
-	uint32_t nd = (uint32_t)o->num_devices, nq = (uint32_t)o->queues;
-
-	if (a->magic != Q_WORLD_MAGIC || a->num_devices != nd || a->queues != nq ||
-	    a->engines != (uint32_t)o->engines || a->depth != o->queue_depth || a->size != size ||
-	    a->rdv_cap < 64 || (a->rdv_cap & (a->rdv_cap - 1)) || a->dev_stride == 0 ||
-	    a->dev_stride > size || !in_arena(a->dev_off, nd * a->dev_stride, size))
-		return 0;
-	if (a->eager_slots && !q_eager_slots_ok(a->eager_slots))
-		return 0;
-	/* the engine copies up to eager_max bytes out of a ring: no more than its rings carry */
-	if (a->eager_max && (!a->eager_slots || a->eager_max > q_eager_cap(a->eager_slots)))
-		return 0;
-	for (uint32_t d = 0; d < nd; d++) {
-		const struct q_dev_sh *ds = q_dev(a, d);
-
-		if (ds->id != (int32_t)d || ds->rdv_cap != a->rdv_cap ||
-		    !in_arena(ds->rdv_off, (uint64_t)a->rdv_cap * sizeof(struct q_rdv), size) ||
-		    !in_arena(ds->queue_off, nq * sizeof(struct q_queue_sh), size) ||
-		    (ds->eager_off && (!a->eager_slots ||
-				       !in_arena(ds->eager_off, nd * q_eager_ring_bytes(a->eager_slots), size))))
-			return 0;
-		for (uint32_t q = 0; q < nq; q++) {
-			const struct q_queue_sh *qs = q_queue(a, d, q);
-
-			if (qs->depth != a->depth || qs->engine >= a->engines ||
-			    !in_arena(qs->desc_off, (uint64_t)a->depth * sizeof(struct q_desc), size) ||
-			    !in_arena(qs->cpl_off, (uint64_t)a->depth * sizeof(struct q_cpl), size) ||
-			    !in_arena(qs->sq_off, (uint64_t)a->depth * sizeof(uint32_t), size))
-				return 0;
-		}
-	}
-	return 1;
-}
-
 /* Master: create the arena and every process's segment. fds[0] arena, fds[1+i] process i. */
 static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 {
 	char name[64];
 	int rc;
 
-	rc = make_segment("accdma-arena", w->arena_size);
+	rc = make_segment("accdma-arena", w->a.g.size);
 	if (rc < 0)
 		return rc;
 	fds[0] = rc;
@@ -141,66 +91,46 @@ static int create_all(struct accdma_world *w, struct drv_shm *s, int *fds)
 			return rc;
 		fds[1 + i] = rc;
 	}
-	w->sh = map_segment(fds[0], w->arena_size);
-	if (!w->sh)
+	w->a.sh = map_segment(fds[0], w->a.g.size);
+	if (!w->a.sh)
 		return -ENOMEM;
-	rc = q_layout_init(w->sh, (uint32_t)w->opts.num_devices, (uint32_t)w->opts.queues,
-			   (uint32_t)w->opts.engines, w->opts.queue_depth, 1,
-			   (uint32_t)w->opts.eager_max);
-	if (rc)
-		return rc;
+	q_layout_init(&w->a);
 	for (int i = 0; i < s->nprocs; i++)
 		for (int d = s->procs[i].first; d < s->procs[i].first + s->procs[i].count; d++)
-			atomic_store(&q_dev(w->sh, (uint32_t)d)->owner_pid, s->procs[i].pid);
+			atomic_store(&q_dev(&w->a, (uint32_t)d)->owner_pid, s->procs[i].pid);
 	return 0;
 }
 
 /* Everyone: map what is not mapped yet and point the address space at it. */
 static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int *fds)
 {
-	int nd = w->opts.num_devices;
-	char **seg;
-	uint64_t *seg_size;
-
-	if (!w->sh) {
-		w->sh = map_segment(fds[0], w->arena_size);
-		if (!w->sh)
+	if (!w->a.sh) {
+		w->a.sh = map_segment(fds[0], w->a.g.size);
+		if (!w->a.sh)
 			return "cannot map the arena (wrong size, or out of memory)";
-		if (!drv_shm_arena_ok(w->sh, w->arena_size, &w->opts))
-			return "the arena's layout is inconsistent";
+		if (!q_layout_matches(w->a.sh, &w->a.g))
+			return "the arena rank 0 laid out is not the world this process computed";
 	}
 	s->seg = calloc((size_t)s->nprocs, sizeof(*s->seg));
 	s->seg_len = calloc((size_t)s->nprocs, sizeof(*s->seg_len));
-	seg = calloc((size_t)nd, sizeof(*seg));
-	seg_size = calloc((size_t)nd, sizeof(*seg_size));
-	if (!s->seg || !s->seg_len || !seg || !seg_size) {
-		free(seg);
-		free(seg_size);
+	if (!s->seg || !s->seg_len)
 		return "out of memory";
-	}
 	for (int i = 0; i < s->nprocs; i++) {
 		uint64_t len = (uint64_t)s->procs[i].count * s->stride;
 
 		s->seg[i] = map_segment(fds[1 + i], len);
-		if (!s->seg[i]) {
-			free(seg);
-			free(seg_size);
+		if (!s->seg[i])
 			return "cannot map a device memory segment (wrong size, or out of memory)";
-		}
 		s->seg_len[i] = len;
-		for (int k = 0; k < s->procs[i].count; k++) {
-			seg[s->procs[i].first + k] = s->seg[i] + (uint64_t)k * s->stride;
-			seg_size[s->procs[i].first + k] = s->stride;
-		}
+		for (int k = 0; k < s->procs[i].count; k++)
+			dma_space_set_segment(&w->space, (uint32_t)(s->procs[i].first + k),
+					      s->seg[i] + (uint64_t)k * s->stride, s->stride);
 	}
-	dma_space_set_segments(&w->space, seg, seg_size);
 	/* Our devices' memory goes on their NUMA nodes before anyone touches it. */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
-		dma_mem_bind(seg[d], s->stride, w->numa_map[d]);
+		dma_mem_bind((char *)w->space.seg[d], s->stride, w->numa_map[d]);
 	return NULL;
 }
-
-static int heaps_init(struct accdma_world *w);
 
 /* The process table must tile the devices, in order, with us where we said. */
 static int procs_ok(const struct accdma_world *w, const struct drv_shm *s)
@@ -219,7 +149,8 @@ static int procs_ok(const struct accdma_world *w, const struct drv_shm *s)
 
 /**
  * drv_shm_open() - join a shm world: bootstrap, map the arena and every
- * process's memory. Sets w->sh, w->arena_size, w->first_local, w->nlocal.
+ * process's memory. Sets w->a.sh, w->first_local, w->nlocal.
+ * The arena's geometry (w->a.g) is already computed.
  * @w: the world being opened (opts, numa_map and space set up).
  * Return: 0; -EINVAL (bad rank, options differing across ranks, no
  * rendezvous); -ETIMEDOUT (a rank never joined); other negative errnos.
@@ -236,7 +167,7 @@ int drv_shm_open(struct accdma_world *w)
 	if (!s)
 		return -ENOMEM;
 	s->monitor_efd = -1;
-	w->shm = s;
+	w->tp_state = s;
 	if (o->rank < 0 || o->local_devices < 1 || o->rank >= o->num_devices ||
 	    o->local_devices > o->num_devices - o->rank) {
 		if (o->rank < 0)
@@ -249,7 +180,6 @@ int drv_shm_open(struct accdma_world *w)
 		return -EINVAL;
 	w->first_local = o->rank;
 	w->nlocal = o->local_devices;
-	w->arena_size = q_layout_size((uint32_t)o->num_devices, (uint32_t)o->queues, o->queue_depth);
 	s->stride = page_up(o->mem_size);
 	if (s->stride < o->mem_size || s->stride > (UINT64_MAX >> 12) / (uint64_t)o->num_devices)
 		return -EINVAL;
@@ -307,7 +237,7 @@ int drv_shm_open(struct accdma_world *w)
 	}
 	if (!err && !rc) {
 		err = map_all(w, s, fds);
-		if (!err && heaps_init(w))
+		if (!err && drv_shm_heaps_init(w))
 			err = "out of memory";
 		if (err)
 			rc = -ENOMEM;
@@ -338,13 +268,13 @@ out:
  */
 int drv_shm_started(struct accdma_world *w)
 {
-	return w->shm->nprocs > 1 ? drv_monitor_start(w) : 0;
+	return drv_shm(w)->nprocs > 1 ? drv_monitor_start(w) : 0;
 }
 
 /* Make every engine of @dev look at its queues again. */
 static void kick_device(struct accdma_world *w, uint32_t dev)
 {
-	q_device_kick(q_dev(w->sh, dev), 0, (uint32_t)w->opts.engines);
+	q_device_kick(q_dev(&w->a, dev), 0, (uint32_t)w->opts.engines);
 }
 
 /**
@@ -356,7 +286,7 @@ static void kick_device(struct accdma_world *w, uint32_t dev)
  */
 void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 	const struct drv_boot_proc *p = &s->procs[proc];
 	int changed = 0;
 
@@ -364,11 +294,11 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
 		uint32_t alive = Q_DEV_ALIVE;
 
 		changed |= atomic_compare_exchange_strong_explicit(
-			&q_dev(w->sh, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
+			&q_dev(&w->a, (uint32_t)d)->lost, &alive, why, memory_order_acq_rel,
 			memory_order_acquire);
 	}
 	if (changed)
-		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
+		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
 	if (changed && why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
 		fprintf(stderr,
 			"accdma: shm: rank %d (pid %d) died; ops with it complete PEER_LOST\n",
@@ -384,20 +314,20 @@ void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why)
  */
 void drv_shm_close(struct accdma_world *w)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 
 	if (!s)
 		return;
 	drv_monitor_stop(w);
-	if (w->sh && s->procs && s->nprocs > 0) {
+	if (w->a.sh && s->procs && s->nprocs > 0) {
 		/* Our devices are gone for good: peers' ops with them complete PEER_LOST. */
 		for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 			uint32_t alive = Q_DEV_ALIVE;
 
-			atomic_compare_exchange_strong(&q_dev(w->sh, (uint32_t)d)->lost, &alive,
+			atomic_compare_exchange_strong(&q_dev(&w->a, (uint32_t)d)->lost, &alive,
 						       Q_DEV_LOST_CLOSED);
 		}
-		atomic_store_explicit(&w->sh->lost_any, 1, memory_order_release);
+		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
 		for (int d = 0; d < w->opts.num_devices; d++)
 			if (d < w->first_local || d >= w->first_local + w->nlocal)
 				kick_device(w, (uint32_t)d);
@@ -405,9 +335,9 @@ void drv_shm_close(struct accdma_world *w)
 	for (int i = 0; s->seg && i < s->nprocs; i++)
 		if (s->seg[i])
 			munmap(s->seg[i], s->seg_len[i]);
-	if (w->sh)
-		munmap(w->sh, w->arena_size);
-	w->sh = NULL;
+	if (w->a.sh)
+		munmap(w->a.sh, w->a.g.size);
+	w->a.sh = NULL;
 	for (int i = 0; s->heaps && i < w->nlocal; i++)
 		pthread_mutex_destroy(&s->heaps[i].lock);
 	free(s->heaps);
@@ -415,98 +345,26 @@ void drv_shm_close(struct accdma_world *w)
 	free(s->seg_len);
 	free(s->procs);
 	free(s);
-	w->shm = NULL;
+	w->tp_state = NULL;
 }
 
-/* ---- device memory ------------------------------------------------------ */
-
-static struct drv_heap *heap_of(struct accdma_world *w, int dev)
+static int shm_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
 {
-	return &w->shm->heaps[dev - w->first_local];
+	(void)w;
+	(void)dev;
+	(void)addr;
+	(void)size;
+	(void)off;
+	return -EOPNOTSUPP; /* caller memory is in no segment a peer maps */
 }
 
-/* Each local device's allocator starts as one free extent: all its memory. */
-static int heaps_init(struct accdma_world *w)
-{
-	struct drv_shm *s = w->shm;
-
-	s->heaps = calloc((size_t)(unsigned)w->nlocal, sizeof(*s->heaps));
-	if (!s->heaps)
-		return -ENOMEM;
-	for (int i = 0; i < w->nlocal; i++) {
-		pthread_mutex_init(&s->heaps[i].lock, NULL);
-		s->heaps[i].n = 1;
-		s->heaps[i].fr[0].off = 0;
-		s->heaps[i].fr[0].len = s->stride;
-	}
-	return 0;
-}
-
-/**
- * drv_shm_alloc() - carve @size zeroed bytes out of a local device's memory.
- * @w: the world. @dev: a local device. @size: bytes (> 0).
- * @off: the offset in the device's memory (for the region table). @addr: its address here.
- * Return: 0, or -ENOMEM.
- */
-int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
-{
-	struct drv_heap *h;
-	uint64_t len = page_up(size);
-	int rc = -ENOMEM;
-
-	if (len < size)
-		return -ENOMEM;
-	h = heap_of(w, dev);
-	pthread_mutex_lock(&h->lock);
-	for (uint32_t i = 0; i < h->n; i++) {
-		if (h->fr[i].len < len)
-			continue;
-		*off = h->fr[i].off;
-		h->fr[i].off += len;
-		h->fr[i].len -= len;
-		if (!h->fr[i].len) {
-			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
-			h->n--;
-		}
-		*addr = w->space.seg[dev] + *off;
-		rc = 0;
-		break;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return rc;
-}
-
-/**
- * drv_shm_free() - give a range from drv_shm_alloc() back; its pages are released.
- * @w: the world. @dev: a local device. @off/@size: as allocated.
- */
-void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, uint64_t size)
-{
-	struct drv_heap *h = heap_of(w, dev);
-	uint64_t len = page_up(size);
-	uint32_t i;
-
-	dma_mem_release(w->space.seg[dev] + off, len);
-	pthread_mutex_lock(&h->lock);
-	for (i = 0; i < h->n && h->fr[i].off < off; i++)
-		;
-	/* Merge with the previous and/or next extent, else insert (at most one
-	 * extent per region plus one, so the array never overflows). */
-	if (i > 0 && h->fr[i - 1].off + h->fr[i - 1].len == off) {
-		h->fr[i - 1].len += len;
-		if (i < h->n && h->fr[i - 1].off + h->fr[i - 1].len == h->fr[i].off) {
-			h->fr[i - 1].len += h->fr[i].len;
-			memmove(&h->fr[i], &h->fr[i + 1], (h->n - i - 1) * sizeof(h->fr[0]));
-			h->n--;
-		}
-	} else if (i < h->n && off + len == h->fr[i].off) {
-		h->fr[i].off = off;
-		h->fr[i].len += len;
-	} else if (h->n < sizeof(h->fr) / sizeof(h->fr[0])) {
-		memmove(&h->fr[i + 1], &h->fr[i], (h->n - i) * sizeof(h->fr[0]));
-		h->fr[i].off = off;
-		h->fr[i].len = len;
-		h->n++;
-	}
-	pthread_mutex_unlock(&h->lock);
-}
+const struct drv_transport drv_transport_shm = {
+	.name = "shm",
+	.shared_arena = 1,
+	.open = drv_shm_open,
+	.start = drv_shm_started,
+	.close = drv_shm_close,
+	.mem_alloc = drv_shm_alloc,
+	.mem_free = drv_shm_free,
+	.mem_register = shm_mem_register,
+};

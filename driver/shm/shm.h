@@ -4,7 +4,8 @@
  * (or group of devices) on one host. See docs/transports.md.
  *
  *   bootstrap.c  processes find each other and receive the shared segments
- *   shm.c        the world's arena and device memory in those segments
+ *   shm.c        the world's arena and the segments mapped; the transport table
+ *   heap.c       each local device's memory in this process's segment
  *   monitor.c    a thread per process that notices peers' deaths
  */
 #ifndef ACCDMA_DRIVER_SHM_H
@@ -61,7 +62,7 @@ struct drv_heap {
 
 /**
  * struct drv_shm - the transport's state in one process.
- * @procs/@nprocs/@self: as bootstrapped. @arena_size: bytes mapped at w->sh.
+ * @procs/@nprocs/@self: as bootstrapped.
  * @seg/@seg_len: per process, its memory segment as mapped here.
  * @stride: bytes per device inside a segment. @heaps: per local device.
  */
@@ -80,14 +81,19 @@ struct drv_shm {
 
 struct accdma_world;
 
-/* shm.c */
+/** drv_shm() - the shm transport's state of world @w. */
+#define drv_shm(w) ((struct drv_shm *)(w)->tp_state)
+
+/* shm.c: the table's open, start and close */
 int drv_shm_open(struct accdma_world *w);
 int drv_shm_started(struct accdma_world *w);
 void drv_shm_close(struct accdma_world *w);
-int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
-void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, uint64_t size);
 void drv_shm_mark_lost(struct accdma_world *w, int proc, uint32_t why);
-int drv_shm_arena_ok(const struct q_world_sh *a, uint64_t size, const struct accdma_world_opts *o);
+
+/* heap.c: the table's memory */
+int drv_shm_heaps_init(struct accdma_world *w);
+int drv_shm_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
+void drv_shm_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size);
 
 /* monitor.c */
 int drv_monitor_start(struct accdma_world *w);

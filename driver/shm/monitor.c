@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "driver/internal.h"
-#include "driver/shm.h"
+#include "driver/shm/shm.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -50,7 +50,7 @@ static int pid_gone(pid_t pid)
 static void *monitor_main(void *arg)
 {
 	struct accdma_world *w = arg;
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 	int n = s->nprocs, polling = 0;
 	struct pollfd *pfd = calloc((size_t)n + 1, sizeof(*pfd));
 	uint8_t *fallback = calloc((size_t)n, 1);
@@ -105,7 +105,7 @@ static void *monitor_main(void *arg)
  */
 int drv_monitor_start(struct accdma_world *w)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 	int rc;
 
 	s->monitor_efd = eventfd(0, EFD_CLOEXEC);
@@ -121,7 +121,7 @@ int drv_monitor_start(struct accdma_world *w)
 /** drv_monitor_stop() - stop and join the monitor thread, if it runs. */
 void drv_monitor_stop(struct accdma_world *w)
 {
-	struct drv_shm *s = w->shm;
+	struct drv_shm *s = drv_shm(w);
 	uint64_t one = 1;
 
 	if (s->monitor_started) {

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+/*
+ * transport.c - the transports this build has.
+ */
+#include "driver/transport.h"
+
+const struct drv_transport *drv_transport_find(enum accdma_transport t)
+{
+	switch (t) {
+	case ACCDMA_TRANSPORT_LOCAL:
+		return &drv_transport_local;
+	case ACCDMA_TRANSPORT_SHM:
+		return &drv_transport_shm;
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport.h - what a transport provides to the generic host driver.
+ *
+ * A transport connects the devices of a world: it maps the arena the
+ * engines share, finds the other processes, owns device memory, and tells
+ * the engines when a peer is gone. Each lives in a folder of its own under
+ * driver/ and exports one table; adding one means adding a folder and a line
+ * to drv_transport_find(), as a provider is added to rdma-core. Nothing in
+ * the generic driver asks which transport it runs on.
+ */
+#ifndef ACCDMA_DRIVER_TRANSPORT_H
+#define ACCDMA_DRIVER_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "include/accdma.h"
+
+struct accdma_world;
+
+/**
+ * struct drv_transport - one transport's operations.
+ * @name: as in ACCDMA_TRANSPORT and the logs.
+ * @shared_arena: the arena is shared with other processes (its geometry is
+ *                laid out with process-shared waiting).
+ * @open: join the world: set w->first_local/nlocal, map the arena at w->a.sh
+ *        (geometry w->a.g is already computed), give the address space
+ *        (w->space) a segment per device. On failure the caller calls @close.
+ * @start: the local engines run (optional): start watching the peers.
+ * @stop: before the local engines are stopped (optional).
+ * @close: leave the world: tell the peers, free device memory, unmap. Also
+ *         undoes a failed @open. The local engines are stopped by then.
+ * @mem_alloc: @size zeroed bytes of a local device's memory: @off is the
+ *             region's offset in the device's segment, @addr its address here.
+ * @mem_free: give back what @mem_alloc returned.
+ * @mem_register: make caller memory [@addr, @addr + @size) a region's range:
+ *                its offset in the device's segment; NULL: not supported.
+ */
+struct drv_transport {
+	const char *name;
+	int shared_arena;
+	int (*open)(struct accdma_world *w);
+	int (*start)(struct accdma_world *w);
+	void (*stop)(struct accdma_world *w);
+	void (*close)(struct accdma_world *w);
+	int (*mem_alloc)(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
+	void (*mem_free)(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size);
+	int (*mem_register)(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off);
+};
+
+extern const struct drv_transport drv_transport_local;
+extern const struct drv_transport drv_transport_shm;
+
+/**
+ * drv_transport_find() - the transport of @t.
+ * Return: its table, or NULL if this build has none (-EPROTONOSUPPORT).
+ */
+const struct drv_transport *drv_transport_find(enum accdma_transport t);
+
+#endif /* ACCDMA_DRIVER_TRANSPORT_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * peer_direct.c - the peer seam (peer.h) over memory every engine maps: the
+ * devices of one process (local), or of one host's processes (shm arena and
+ * segments). Each operation is a few loads and stores into the other
+ * device's block, located by this process's own geometry, with every index
+ * that came from shared memory checked first.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fw_stub/eager_ring.h"
+#include "fw_stub/peer.h"
+
+int fw_peer_init(struct fw_device *fd)
+{
+	uint32_t n = fd->w->g.ndev;
+
+	if (!fd->w->g.eager_rel)
+		return 0;
+	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
+	if (!fd->eager_tx)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < n; p++)
+		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
+	return 0;
+}
+
+void fw_peer_fini(struct fw_device *fd)
+{
+	free(fd->eager_tx);
+	fd->eager_tx = NULL;
+}
+
+void fw_peer_rdv(const struct fw_device *fd, uint32_t dev, struct fw_rdv *r)
+{
+	r->sh = q_dev(fd->w, dev);
+	r->t = q_rdv_table(fd->w, dev);
+	r->cap = fd->w->g.rdv_cap;
+	r->dev = dev;
+}
+
+int fw_peer_lost(const struct fw_device *fd, uint32_t dev)
+{
+	return atomic_load_explicit(&q_dev(fd->w, dev)->lost, memory_order_acquire) != Q_DEV_ALIVE;
+}
+
+int fw_peer_polled(const struct fw_device *fd, uint32_t dev)
+{
+	return q_dev(fd->w, dev)->polled != 0;
+}
+
+void fw_peer_kick(const struct fw_device *fd, uint32_t dev)
+{
+	q_device_kick(q_dev(fd->w, dev), 0, fd->w->g.engines);
+}
+
+int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot)
+{
+	const struct q_geom *g = &fd->w->g;
+	const struct q_cpl *c;
+
+	if (dev < 0 || (uint32_t)dev >= g->ndev || queue >= g->nq || slot >= g->depth)
+		return 0;
+	c = &q_cpls(fd->w, (uint32_t)dev, queue)[slot];
+	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+}
+
+void fw_peer_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
+		      enum accdma_status st, uint64_t bytes)
+{
+	const struct q_arena *w = fd->w;
+
+	/* The op's owner holds nothing by then (dependencies were released when
+	 * it became ready), so the slot may be reused as soon as the host
+	 * consumes the token: a host that waits and posts again never finds its
+	 * queue full. */
+	fw_complete_record(w, q_dev(w, dev), q_queue(w, dev, queue), &q_cpls(w, dev, queue)[slot], st, bytes,
+			   0, 1);
+}
+
+void fw_peer_handoff(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot)
+{
+	atomic_store_explicit(&q_cpls(fd->w, dev, queue)[slot].handoff, 1, memory_order_release);
+}
+
+enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
+				 uint64_t len, int allow_empty, void **addr)
+{
+	return dma_resolve(fd->space, fd->w, dev, key, off, len, allow_empty, addr);
+}
+
+enum accdma_status fw_peer_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+{
+	void *dst;
+	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
+					    op->d.remote_offset, op->d.length, 0, &dst);
+
+	*bytes = 0;
+	if (st != ACCDMA_OK)
+		return st;
+	if (fw_copy(fd, dst, op->addr, op->d.length))
+		return ACCDMA_ST_DMA_ERROR;
+	*bytes = op->d.length;
+	return ACCDMA_OK;
+}
+
+/* Write @len payload bytes of the message whose head is at slot @idx: the
+ * head's share, then the rest after it (wrapping). */
+static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
+		    const uint8_t *src, uint64_t len)
+{
+	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
+
+	if (n) /* a barrier's zero-length send has no address */
+		fw_ring_copy_head(ring->slots[idx].data, src, n);
+	if (len == n)
+		return;
+	k = fw_ring_cont_first(fd->eager_mask, idx, len - n);
+	if (k)
+		memcpy(fw_ring_cont(ring, idx + 1), src + n, k);
+	if (n + k < len)
+		memcpy(fw_ring_cont(ring, 0), src + n + k, len - n - k);
+}
+
+int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
+{
+	uint32_t dst = (uint32_t)op->d.peer, mask = fd->eager_mask, span = q_eager_span(op->d.length);
+	struct fw_eager_tx *tx = &fd->eager_tx[dst];
+	struct q_eager_slot *s;
+
+	fw_eager_lock(fd, &fd->eager_tx_lock);
+	if (tx->pos + span - tx->done > mask + 1) {
+		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
+		if (tx->pos + span - tx->done > mask + 1) {
+			fw_eager_unlock(fd, &fd->eager_tx_lock);
+			return 0; /* no room before the receiver's oldest held message */
+		}
+	}
+	s = &tx->ring->slots[tx->pos & mask];
+	copy_in(fd, tx->ring, tx->pos & mask, op->addr, op->d.length);
+	s->len = (uint32_t)op->d.length;
+	s->tag = op->d.tag;
+	s->seq = op->d.seq;
+	/* The next head's position: raw payload of an earlier lap may lie there,
+	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
+	 * is the oldest message not consumed: that head's stamp stays. */
+	if (tx->pos + span - tx->done <= mask)
+		atomic_store_explicit(&tx->ring->slots[(tx->pos + span) & mask].stamp, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
+	q_trace(Q_TRACE_STAMP);
+	tx->pos += span;
+	fw_eager_unlock(fd, &fd->eager_tx_lock);
+
+	/* The receiver's engines may sleep with its recv waiting: the kick's fence
+	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
+	if (!fw_peer_polled(fd, dst) && !fw_fault_hit(FW_FAULT_KICK))
+		fw_peer_kick(fd, dst);
+	return 1;
+}
