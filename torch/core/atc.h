@@ -218,6 +218,12 @@ int atc_wait(struct atc_world *aw, struct atc_oplist *ol, int64_t timeout_ms, ch
 	     size_t errlen, enum accdma_status *failed);
 
 /**
+ * atc_stuck() - the op of a list a timed-out atc_wait() stopped at (a guard
+ * stands for its recv). @ol: the list. Return: its index, or -1 if none is pending.
+ */
+int atc_stuck(const struct atc_oplist *ol);
+
+/**
  * atc_test() - consume what is complete of a list without blocking.
  * @aw: the world. @ol: the list.
  * Return: 1 when every op is consumed, 0 when some are pending.

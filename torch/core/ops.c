@@ -279,6 +279,16 @@ int atc_wait(struct atc_world *aw, struct atc_oplist *ol, int64_t timeout_ms, ch
 	return 0;
 }
 
+int atc_stuck(const struct atc_oplist *ol)
+{
+	for (int i = ol->done; i < ol->n; i++) {
+		if (!ol->tok[i] || ol->desc[i].guarded)
+			continue;
+		return ol->desc[i].guard_of >= 0 ? ol->desc[i].guard_of : i;
+	}
+	return -1;
+}
+
 int atc_test(struct atc_world *aw, struct atc_oplist *ol)
 {
 	for (int i = ol->done; i < ol->n; i++) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -88,6 +89,36 @@ void Group::mark_broken(const std::string& why) {
     broken = why;
 }
 
+std::string Group::cycle_after_timeout(int peer) {
+  if (!store || peer < 0 || peer >= size)
+    return "";
+  auto key = [](int r) { return "accdma_stuck_" + std::to_string(r); };
+  try {
+    store_set(store, key(rank), std::to_string(peer));
+    // The others time out about when we do: give each link a moment to appear.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
+    std::vector<int> chain{rank};
+    int cur = peer;
+    while (cur != rank) {
+      if (std::find(chain.begin(), chain.end(), cur) != chain.end())
+        return ""; // a cycle that does not pass here: the others report it
+      chain.push_back(cur);
+      while (!store->check({key(cur)})) {
+        if (std::chrono::steady_clock::now() > deadline)
+          return "";
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      cur = atoi(store_get(store, key(cur)).c_str());
+    }
+    std::string s = "; cycle of ranks waiting on each other: ";
+    for (int r : chain)
+      s += std::to_string(r) + " -> ";
+    return s + std::to_string(rank);
+  } catch (const std::exception&) {
+    return ""; // the store is gone too: nothing more to say
+  }
+}
+
 void Group::reap_locked() {
   char err[512];
   enum accdma_status st;
@@ -137,8 +168,10 @@ void Group::send_wait(const std::shared_ptr<SendEntry>& e, int64_t ms) {
     }
     int rc = atc_wait(aw, &o->ol, ms, err, sizeof(err), &st);
     if (rc == -ETIMEDOUT) {
+      int stuck = atc_stuck(&o->ol);
+      std::string cyc = cycle_after_timeout(stuck >= 0 ? o->ol.desc[stuck].peer : -1);
       bool freed = atc_cancel(aw, &o->ol, 1000);
-      std::string msg = std::string(err) + " (group rank " + std::to_string(rank) + ")";
+      std::string msg = std::string(err) + " (group rank " + std::to_string(rank) + ")" + cyc;
       if (broken.empty())
         broken = msg;
       sends.pop_front();
@@ -268,6 +301,7 @@ c10::intrusive_ptr<ProcessGroupAccdma> create(const c10::intrusive_ptr<c10d::Sto
   g->size = size;
   g->timeout_ms = timeout_ms;
   g->send_bound = env_bytes("ACCDMA_TORCH_SEND_BUFFER", kDefaultSendBound);
+  g->store = store;
   if (globals.empty())
     for (int i = 0; i < size; i++)
       globals.push_back(i);

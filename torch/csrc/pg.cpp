@@ -85,8 +85,10 @@ bool WorkAccdma::progress_locked(int64_t ms) {
   int rc = atc_wait(g_->aw, &ol, ms < 0 ? 0 : ms, err, sizeof(err), &st);
   std::string who = " (" + std::string(name_) + ", group rank " + std::to_string(g_->rank) + ")";
   if (rc == -ETIMEDOUT) {
+    int stuck = atc_stuck(&ol);
+    std::string cyc = g_->cycle_after_timeout(stuck >= 0 ? ol.desc[stuck].peer : -1);
     release_locked(atc_cancel(g_->aw, &ol, 1000));
-    fail_locked(std::string(err) + who + "; the group is now broken", true);
+    fail_locked(std::string(err) + who + cyc + "; the group is now broken", true);
     return true;
   }
   if (rc) {

@@ -44,6 +44,7 @@ struct Group {
   uint32_t gid = 0;
   int64_t timeout_ms = 0;
   uint64_t send_bound = 0; // bytes of sends that may wait buffered for their recv
+  c10::intrusive_ptr<c10d::Store> store; // the group's (prefixed) store
   std::mutex mu; // the fields below
   std::string broken; // empty while usable
   std::deque<std::shared_ptr<SendEntry>> sends;
@@ -60,6 +61,10 @@ struct Group {
   // finishes the buffered sends and orphans that completed.
   void check_usable();
   void mark_broken(const std::string& why);
+  // After a timeout waiting on group rank @peer: publish it in the store and
+  // follow the other members' entries; "; cycle of ranks ..." if one comes
+  // back here, else "".
+  std::string cycle_after_timeout(int peer);
   // Consume the buffered sends and orphans that completed; the caller holds mu.
   void reap_locked();
   // Wait until @e is done or the buffered bytes are within the bound.

@@ -16,3 +16,11 @@ def test_dead_peer_is_peer_lost(accdma_run):
     res = accdma_run(2, "peer_lost", timeout=60)
     assert res.of("done") == {0: "peer_lost"}
     assert "PEER_LOST" in res.of("lost")[0]
+
+
+def test_timeout_names_cycle(accdma_run):
+    res = accdma_run(3, "cycle", timeout=60)
+    assert res.of("done") == {r: "cycle" for r in range(3)}
+    # each rank waits on the one before it: 0 -> 2 -> 1 -> 0, seen from each
+    assert res.of("cycle") == {0: "0 -> 2 -> 1 -> 0", 1: "1 -> 0 -> 2 -> 1",
+                               2: "2 -> 1 -> 0 -> 2"}

@@ -335,6 +335,19 @@ def sc_timeout():
     report("done", "timeout")
 
 
+def sc_cycle():
+    """Every rank receives from the previous one first: a cycle, named by each."""
+    r, n = init()
+    gl = dist.new_group(backend="gloo")
+    x = torch.zeros(2)
+    w = dist.irecv(x, (r - 1) % n, tag=4)
+    msg = raises(lambda: w.wait(timeout=timedelta(milliseconds=800)), "timed out after 800 ms",
+                 f"recv from rank {(r - 1) % n} (tag 4, 8 bytes)", "cycle of ranks")
+    report("cycle", msg.split("cycle of ranks waiting on each other: ")[1].split(";")[0])
+    dist.barrier(group=gl)
+    report("done", "cycle")
+
+
 def sc_peer_lost():
     r, n = init(timeout=120)
     gl = dist.new_group(backend="gloo")
