@@ -154,11 +154,26 @@ void Group::reap_locked() {
 
 void Group::send_wait(const std::shared_ptr<SendEntry>& e, int64_t ms) {
   std::unique_lock<std::mutex> l(mu);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   char err[512];
   enum accdma_status st;
   reap_locked();
   while (!e->done && send_bytes > send_bound) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (sends.empty()) {
+      // Other threads are waiting on the rest: let them finish.
+      if (left <= 0)
+        throw std::runtime_error("accdma: timed out after " + std::to_string(ms) +
+                                 " ms waiting for buffered sends to be received");
+      l.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      l.lock();
+      continue;
+    }
     auto o = sends.front();
+    sends.pop_front(); // ours to wait on: reaping and other waiters leave it alone
     if (!warned) {
       warned = true;
       fprintf(stderr,
@@ -166,29 +181,25 @@ void Group::send_wait(const std::shared_ptr<SendEntry>& e, int64_t ms) {
               "(ACCDMA_TORCH_SEND_BUFFER=%llu): sends now wait for their recvs\n",
               rank, (unsigned long long)send_bytes, (unsigned long long)send_bound);
     }
-    int rc = atc_wait(aw, &o->ol, ms, err, sizeof(err), &st);
+    // Not under the lock: another thread's call on the group may be what
+    // lets this send's recv match.
+    l.unlock();
+    int rc = atc_wait(aw, &o->ol, left > 0 ? left : 0, err, sizeof(err), &st);
+    std::string cyc;
+    bool freed = true;
     if (rc == -ETIMEDOUT) {
       int stuck = atc_stuck(&o->ol);
-      std::string cyc = cycle_after_timeout(stuck >= 0 ? o->ol.desc[stuck].peer : -1);
-      bool freed = atc_cancel(aw, &o->ol, 1000);
-      std::string msg = std::string(err) + " (group rank " + std::to_string(rank) + ")" + cyc;
-      if (broken.empty())
-        broken = msg;
-      sends.pop_front();
-      send_bytes -= o->bytes;
-      if (freed)
-        atc_buf_put(aw, &o->buf);
-      atc_ops_free(&o->ol);
-      o->done = true;
-      throw std::runtime_error(msg);
+      cyc = cycle_after_timeout(stuck >= 0 ? o->ol.desc[stuck].peer : -1);
+      freed = atc_cancel(aw, &o->ol, 1000);
     }
-    sends.pop_front();
+    l.lock();
     send_bytes -= o->bytes;
-    atc_buf_put(aw, &o->buf);
+    if (freed)
+      atc_buf_put(aw, &o->buf);
     atc_ops_free(&o->ol);
     o->done = true;
     if (rc) {
-      std::string msg = std::string(err) + " (group rank " + std::to_string(rank) + ")";
+      std::string msg = std::string(err) + " (group rank " + std::to_string(rank) + ")" + cyc;
       if (broken.empty())
         broken = msg;
       throw std::runtime_error(msg);

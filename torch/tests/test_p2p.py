@@ -43,6 +43,7 @@ def test_send_bound(accdma_run):
     res = accdma_run(2, "bound", env={"ACCDMA_TORCH_SEND_BUFFER": "2M"})
     assert res.of("bound") == {0: 2 << 20, 1: 2 << 20}
     assert res.of("held")[0] <= 2 << 20
+    assert res.of("big_after_go")[1] == 5.0
     assert "sends now wait for their recvs" in res.out
 
 

@@ -303,6 +303,23 @@ def sc_bound():
             assert torch.all(xs[i] == float(i))
         for i in range(k):
             dist.send(xs[i], nxt, tag=i)
+    # a send past the bound waits without holding up the process's other
+    # threads: here another thread's send is what lets its recv come
+    if r == 0:
+        def go():
+            time.sleep(0.2)
+            dist.send(torch.ones(1), nxt, tag=20)
+        th = threading.Thread(target=go)
+        th.start()
+        dist.send(torch.full((3 << 18,), 5.0), nxt, tag=21)   # 3 MiB: past the bound
+        th.join()
+    else:
+        g = torch.zeros(1)
+        dist.recv(g, prv, tag=20)
+        big = torch.empty(3 << 18)
+        dist.recv(big, prv, tag=21)
+        assert torch.all(big == 5.0)
+        report("big_after_go", float(big[-1]))
     dist.barrier()
     report("bound", bound)
     report("done", "bound")
