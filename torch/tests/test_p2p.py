@@ -51,3 +51,10 @@ def test_given_store(spawn_store):
     res = spawn_store(2, "p2p")
     assert res.of("done") == {0: "p2p", 1: "p2p"}
     assert res.of("tag_order")[1] == [20, 21, 22, 23, 10, 11, 12, 13]
+
+
+def test_accdma_groups_beside_gloo_default(accdma_run):
+    res = accdma_run(3, "gloo_default")
+    assert res.of("done") == {r: "gloo_default" for r in range(3)}
+    assert res.of("ring") == {0: 2.0, 1: 0.0, 2: 1.0}
+    assert res.of("pair") == {1: [20.0] * 3, 2: [10.0] * 3}

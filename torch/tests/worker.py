@@ -325,6 +325,35 @@ def sc_bound():
     report("done", "bound")
 
 
+def sc_gloo_default():
+    """The default group on gloo, point to point on accdma groups made after it."""
+    global RANK
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    r, n = dist.get_rank(), dist.get_world_size()
+    RANK = r
+    ac = dist.new_group(backend="accdma")            # opens a world of all three
+    pair = dist.new_group([1, 2], backend="accdma")  # reuses it, its own tags
+    x = torch.full((100,), float(r))
+    y = torch.empty(100)
+    dist.send(x, (r + 1) % n, group=ac)
+    dist.recv(y, (r - 1) % n, group=ac)
+    assert torch.all(y == float((r - 1) % n))
+    if r in (1, 2):
+        # group ranks: global 1 is 0 in `pair`, global 2 is 1
+        z = torch.full((3,), 10.0 * r)
+        w = torch.empty(3)
+        other = 3 - r
+        dist.send(z, other, group=pair)
+        dist.recv(w, other, group=pair)
+        assert w.tolist() == [10.0 * other] * 3
+        report("pair", w.tolist())
+    s_ = torch.tensor([float(r)])
+    dist.all_reduce(s_)                              # on gloo
+    assert s_.item() == n * (n - 1) / 2
+    report("ring", float(y[0]))
+    report("done", "gloo_default")
+
+
 # ---- errors, not hangs ---------------------------------------------------------
 
 def sc_timeout():
