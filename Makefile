@@ -26,7 +26,7 @@ endif
 OPT      ?= -O2 -g
 # Link-time optimization: the op path crosses many small files (post, seq,
 # slot, token; pull, eager, complete), and inlining across them is ~10% of an
-# 8-byte op (BENCHMARKS.md). Fat objects: libaccdma.a links with or without LTO.
+# 8-byte op. Fat objects: libaccdma.a links with or without LTO.
 ifeq ($(SAN),)
 LTO      ?= -flto=auto -ffat-lto-objects
 endif
@@ -34,18 +34,27 @@ endif
 # never; PGO=0 turns it off, after `make clean` in a tree built with it):
 # built instrumented, trained by scripts/pgo-train.sh (about 10 s), built
 # again with the profile (the rules at the end): 10 % fewer instructions an
-# 8-byte op (BENCHMARKS.md, section 14).
+# 8-byte op.
 ifeq ($(SAN),)
 PGO      ?= 1
 else
 PGO      := 0
+endif
+# `make check TESTS="test_fence test_eager"` builds and runs just those tests (no other
+# check step); unless PGO is given, they build without the profile-guided training.
+TESTS ?=
+ifneq ($(strip $(TESTS)),)
+ifeq ($(origin PGO),file)
+PGO := 0
+endif
 endif
 PGO_STAMP := $(if $(filter 1,$(PGO)),$(B)/pgo-profile.stamp)
 # Tests link the profiled library with LTO, whose inlining makes GCC guess
 # that a token a test got through an out-parameter "may be used
 # uninitialized" (GCC cannot see cmocka stop the test): not warned of here;
 # the sanitizer builds (no PGO) keep that warning, and an error.
-PGO_TEST_FLAGS := $(if $(filter 1,$(PGO)),-Wno-maybe-uninitialized)
+# (Also when a tree built with PGO links its tests without it, TESTS=... above.)
+PGO_TEST_FLAGS := $(if $(filter 1,$(PGO))$(wildcard $(B)/pgo-profile.stamp),-Wno-maybe-uninitialized)
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(LTO) -Wall -Wextra -Werror -fPIC -pthread $(SANFLAGS) \
             -Iinclude -I.
 LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
@@ -63,14 +72,24 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 
 CHECK_STEPS := check-unit check-seams
 ifeq ($(SAN),)
-CHECK_STEPS += check-install
+CHECK_STEPS += check-man check-docs check-install
 endif
+
+# Manual pages: section 1 for the tools (written by hand, checked against their --help),
+# section 3 generated from include/accdma.h's kernel-doc by man/gen-man3.py (`make man`).
+MAN1 := $(wildcard man/man1/*.1)
+MAN3 := $(wildcard man/man3/*.3)
+TOOLS := queue-tester accdma-bw accdma-run
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
 ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk) torch/rules.mk
 
-.PHONY: all check check-unit check-seams check-install install clean deps
+.PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
@@ -97,32 +116,68 @@ $(B)/examples/%: examples/%.c $(B)/libaccdma.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
+# The tests check-unit runs: TESTS (names such as test_fence, tests/test_fence.c also
+# accepted), else all. CASES='pattern' runs only the cases whose names match (cmocka's
+# * and ?; tests/README.md).
+TEST_NAMES := $(notdir $(basename $(TESTS)))
+$(foreach t,$(TEST_NAMES),$(if $(wildcard tests/$(t).c),,$(error TESTS: no test tests/$(t).c)))
+RUN_TESTS := $(if $(TEST_NAMES),$(TEST_NAMES:%=$(B)/tests/%),$(TEST_BINS))
+CASES ?=
+
 # Each test binary is run with a per-test wall-clock limit so a hang is a failure, not a stuck CI.
-check-unit: $(TEST_BINS)
-	@fail=0; for t in $(TEST_BINS); do \
+check-unit: $(RUN_TESTS)
+	@fail=0; for t in $(RUN_TESTS); do \
 	  echo "== $$t"; \
 	  if ! timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	       ASAN_OPTIONS="detect_leaks=1" $$t; then echo "FAILED: $$t"; fail=1; fi; \
+	       ASAN_OPTIONS="detect_leaks=1" $(if $(CASES),ACCDMA_TEST_FILTER='$(CASES)') $$t; then \
+	    echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
 
 check-seams:
 	@bash tests/check-seams.sh
 
-check-install: $(B)/libaccdma.so $(B)/libaccdma.a
+check-install: $(B)/libaccdma.so $(B)/libaccdma.a $(TOOLS:%=$(B)/%)
 	@bash tests/check-install.sh $(B)
 
+man:
+	python3 man/gen-man3.py include/accdma.h man/man3
+
+check-man: $(TOOLS:%=$(B)/%)
+	@bash man/check-man.sh $(B)
+
+check-docs:
+	@bash tests/check-docs.sh
+
+ifneq ($(TEST_NAMES),)
+check: check-unit
+else
 check: all
 	@$(MAKE) --no-print-directory $(CHECK_STEPS)
+endif
 
-install: $(B)/libaccdma.a $(B)/libaccdma.so
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 include/accdma.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(B)/libaccdma.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so.$(SOVER)
-	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libaccdma.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' accdma.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/accdma.pc
+# DESTDIR stages the install (packaging); PREFIX is where the files will live (accdma.pc).
+install: $(B)/libaccdma.a $(B)/libaccdma.so $(TOOLS:%=$(B)/%)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/accdma.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(B)/libaccdma.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(B)/libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER)
+	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
+	  -e 's|^includedir=.*|includedir=$(INCDIR)|' accdma.pc.in \
+	  > $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc
+	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+
+# Removes exactly the files install put there (directories stay, as with autotools).
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/accdma.h $(DESTDIR)$(LIBDIR)/libaccdma.a \
+	  $(DESTDIR)$(LIBDIR)/libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER) \
+	  $(DESTDIR)$(LIBDIR)/libaccdma.so $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc \
+	  $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) \
+	  $(MAN1:man/man1/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:man/man3/%=$(DESTDIR)$(MANDIR)/man3/%)
 
 deps:
 	bash scripts/install-deps.sh

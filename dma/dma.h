@@ -8,8 +8,6 @@
 #ifndef ACCDMA_DMA_H
 #define ACCDMA_DMA_H
 
-#include <stdint.h>
-
 #include "queue/queue.h"
 
 /**
@@ -75,10 +73,10 @@ static inline enum accdma_status dma_resolve(const struct dma_space *s, const st
 	if (dev >= s->ndev || key == 0)
 		return ACCDMA_ST_BAD_KEY;
 	r = &q_dev(w, dev)->regions[q_key_index(key)];
-	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
+	if (os_load(&r->key, OS_ACQUIRE) != key)
 		return ACCDMA_ST_BAD_KEY;
-	roff = __atomic_load_n(&r->offset, __ATOMIC_RELAXED);
-	size = __atomic_load_n(&r->size, __ATOMIC_RELAXED);
+	roff = os_load_plain(&r->offset, OS_RELAXED);
+	size = os_load_plain(&r->size, OS_RELAXED);
 	reach = s->seg_size[dev];
 	if (roff > reach || size > reach - roff)
 		return ACCDMA_ST_BAD_KEY;
@@ -157,10 +155,10 @@ int dma_numa_nodes(void);
  */
 static inline int dma_fault_countdown(_Atomic uint32_t *c)
 {
-	uint32_t n = atomic_load_explicit(c, memory_order_relaxed);
+	uint32_t n = os_load(c, OS_RELAXED);
 
 	while (n) {
-		if (atomic_compare_exchange_weak(c, &n, n - 1))
+		if (os_cas_weak(c, &n, n - 1, OS_SEQ_CST, OS_SEQ_CST))
 			return n == 1;
 	}
 	return 0;

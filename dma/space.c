@@ -4,16 +4,14 @@
  * to an address: its table's set-up and tear-down (the resolving itself,
  * on every descriptor's path, is inline in dma.h: dma_resolve()).
  */
-#include <errno.h>
-#include <stdlib.h>
 
 #include "dma/dma.h"
 
 int dma_space_init(struct dma_space *s, uint32_t ndev)
 {
 	s->ndev = ndev;
-	s->seg = calloc(ndev, sizeof(*s->seg));
-	s->seg_size = calloc(ndev, sizeof(*s->seg_size));
+	s->seg = os_zalloc(ndev, sizeof(*s->seg));
+	s->seg_size = os_zalloc(ndev, sizeof(*s->seg_size));
 	if (s->seg && s->seg_size)
 		return 0;
 	dma_space_fini(s);
@@ -28,8 +26,8 @@ void dma_space_set_segment(struct dma_space *s, uint32_t dev, void *base, uint64
 
 void dma_space_fini(struct dma_space *s)
 {
-	free(s->seg);
-	free(s->seg_size);
+	os_free(s->seg);
+	os_free(s->seg_size);
 	s->seg = NULL;
 	s->seg_size = NULL;
 }

@@ -167,29 +167,27 @@ int accdma_op_describe(const struct accdma_op_info *i, char *buf, size_t size)
  * Wait-for graph between devices: A -> B when A has a send/recv with peer B
  * that is ready and waiting for its match. The match is then missing on B:
  * not posted, or held back by B's own dependencies. A cycle is a set of
- * devices none of which can move first.
+ * devices none of which can move first. Every device's queues are in the
+ * arena, so over shm the graph takes in the other processes' ops too; what
+ * their descriptors say is read once and checked (slot_info()), and a peer
+ * out of range draws no edge.
  */
 static int build_edges(struct accdma_world *w, uint8_t *edge, int n)
 {
-	int cap = (int)((uint32_t)w->opts.queues * w->opts.queue_depth), any = 0;
-	struct accdma_op_info *infos = malloc((size_t)cap * sizeof(*infos));
+	struct accdma_op_info i;
+	int any = 0;
 
-	if (!infos)
-		return -ENOMEM;
-	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
-		int cnt = accdma_pending(w, d, infos, cap);
-
-		for (int k = 0; k < cnt && k < cap; k++) {
-			const struct accdma_op_info *i = &infos[k];
-
-			if ((i->kind == ACCDMA_OP_SEND || i->kind == ACCDMA_OP_RECV) &&
-			    i->stage == ACCDMA_STAGE_PEER && i->peer != d) {
-				edge[(size_t)d * (size_t)n + (size_t)i->peer] = 1;
-				any = 1;
+	for (int d = 0; d < n; d++)
+		for (uint32_t qi = 0; qi < (uint32_t)w->opts.queues; qi++)
+			for (uint32_t s = 0; s < w->opts.queue_depth; s++) {
+				if (slot_info(w, (uint32_t)d, qi, s, &i) || i.stage != ACCDMA_STAGE_PEER)
+					continue;
+				if ((i.kind == ACCDMA_OP_SEND || i.kind == ACCDMA_OP_RECV) && i.peer >= 0 &&
+				    i.peer < n && i.peer != d) {
+					edge[(size_t)d * (size_t)n + (size_t)i.peer] = 1;
+					any = 1;
+				}
 			}
-		}
-	}
-	free(infos);
 	return any;
 }
 

@@ -78,6 +78,13 @@ struct accdma_queue {
 	uint32_t tail;
 	uint64_t order;
 	uint32_t waits_at_submit; /* world's waits when a post of ours was last read inline */
+	/* By slot, the exec posted there: its descriptor carries only a handle
+	 * (slot and generation), which drv_exec_run() resolves. Local queues only. */
+	struct drv_exec {
+		accdma_exec_fn fn;
+		void *arg;
+		uint32_t gen;
+	} *exec;
 };
 
 struct accdma_world {
@@ -98,6 +105,7 @@ struct accdma_world {
 	int first_local;
 	int nlocal;
 	const struct drv_transport *tp; /* the transport (driver/transport.h) */
+	struct fw_host host;            /* what the engines may ask of us (exec) */
 	void *tp_state;                 /* and its own state, NULL if none */
 	/* Host threads blocked in a call on the world (a wait or a mailbox call),
 	 * and whether close has begun: close wakes them and waits for them to
@@ -145,6 +153,7 @@ int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int cou
 uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir);
 
 /* post.c */
+int drv_exec_run(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);
 int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, accdma_token *tokens,
 	     unsigned int flags);
 int drv_free_slots(struct accdma_queue *q);

@@ -62,16 +62,39 @@ static int mailbox(struct accdma_world *w, int dev, uint32_t cmd, void *reply, s
 
 int accdma_device_info(accdma_world *w, int dev, struct accdma_device_info *info)
 {
+	struct q_mb_info r;
+	int rc;
+
 	if (!info)
 		return drv_world_check(w) ? -EBADF : -EINVAL;
-	return mailbox(w, dev, Q_MB_INFO, info, sizeof(*info));
+	memset(info, 0, sizeof(*info)); /* zeros on failure */
+	rc = mailbox(w, dev, Q_MB_INFO, &r, sizeof(r));
+	if (rc)
+		return rc;
+	*info = (struct accdma_device_info){
+		.id = r.id, .numa_node = r.numa_node, .engines = r.engines, .queues = r.queues,
+		.mem_size = r.mem_size, .mem_used = r.mem_used, .fw_version = r.fw_version,
+		.eager_max = r.eager_max, .eager_slots = r.eager_slots,
+	};
+	return 0;
 }
 
 int accdma_device_health(accdma_world *w, int dev, struct accdma_device_health *health)
 {
+	struct q_mb_health r;
+	int rc;
+
 	if (!health)
 		return drv_world_check(w) ? -EBADF : -EINVAL;
-	return mailbox(w, dev, Q_MB_HEALTH, health, sizeof(*health));
+	memset(health, 0, sizeof(*health)); /* zeros on failure */
+	rc = mailbox(w, dev, Q_MB_HEALTH, &r, sizeof(r));
+	if (rc)
+		return rc;
+	*health = (struct accdma_device_health){
+		.alive = (int)r.alive, .heartbeats = r.heartbeats, .resets = r.resets,
+		.ops_pending = r.ops_pending,
+	};
+	return 0;
 }
 
 int accdma_device_reset(accdma_world *w, int dev)

@@ -132,8 +132,11 @@ static uint32_t fill(struct accdma_queue *q, uint32_t slot, const struct accdma_
 	d->remote_key = op->remote_key;
 	d->remote_offset = op->remote_offset;
 	d->order = q->order++;
-	d->fn = (uint64_t)(uintptr_t)op->fn;
-	d->arg = (uint64_t)(uintptr_t)op->arg;
+	d->exec = 0;
+	if (op->kind == ACCDMA_OP_EXEC) { /* published with the slot (release, below) */
+		q->exec[slot] = (struct drv_exec){ op->fn, op->arg, gen };
+		d->exec = (uint64_t)gen << 32 | slot;
+	}
 	if (op->num_deps)
 		memcpy(d->deps, op->deps, (size_t)op->num_deps * sizeof(*d->deps));
 
@@ -321,4 +324,31 @@ int accdma_after_all(accdma_queue *q, const accdma_token *deps, int num_deps, ac
 	struct accdma_op op = { .kind = ACCDMA_OP_AFTER_ALL, .deps = deps, .num_deps = num_deps };
 
 	return post_one(q, &op, token);
+}
+
+/**
+ * drv_exec_run() - the engines' host call (struct fw_host): run the exec
+ * that @handle names on queue @queue of device @dev.
+ * @ctx: the world. The handle came from a descriptor in the arena, which a
+ * peer process may have written: it names a slot of this queue and the
+ * generation it was posted with, or nothing runs.
+ * Return: 0 if the function returned 0, 1 if it failed, -EINVAL for a
+ * handle that names no exec posted here.
+ */
+int drv_exec_run(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle)
+{
+	struct accdma_world *w = ctx;
+	struct accdma_queue *q;
+	const struct drv_exec *e;
+	uint32_t slot = (uint32_t)handle;
+
+	if (dev >= (uint32_t)w->opts.num_devices || queue >= (uint32_t)w->opts.queues)
+		return -EINVAL;
+	q = &w->queues[dev * (uint32_t)w->opts.queues + queue];
+	if (!q->exec || slot > q->mask)
+		return -EINVAL;
+	e = &q->exec[slot];
+	if (e->gen != (uint32_t)(handle >> 32) || !e->fn)
+		return -EINVAL;
+	return e->fn(e->arg) != 0;
 }

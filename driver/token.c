@@ -12,15 +12,15 @@
 #include "driver/internal.h"
 
 /* How long a waiter polls before it sleeps, where engine threads could do
- * the work instead; a build may move it (BENCHMARKS.md measures 0). */
+ * the work instead; a build may move it (0: every wait sleeps at once). */
 #ifndef WAIT_SPIN_NS
 #define WAIT_SPIN_NS 20000
 #endif
 /* The same for a wait on one small transfer (a send, recv or write of at
  * most WAIT_SMALL_BYTES): its completion is a hand-off away unless its peer
  * is late, and a waiter that sleeps hands the work to an engine thread that
- * may share its CPU, whose turns then lengthen the rounds around it
- * (BENCHMARKS.md, section 13). Large copies keep the short spin: a longer
+ * may share its CPU, whose turns then lengthen the rounds around it.
+ * Large copies keep the short spin: a longer
  * one would take that much CPU from the engine copying beside it. */
 #ifndef WAIT_SPIN_SMALL_NS
 #define WAIT_SPIN_SMALL_NS 200000
@@ -194,7 +194,7 @@ static void drv_poll_session(struct accdma_world *w, int on, int wake)
 }
 
 /* A wait's timeout, turned into a deadline only when the clock is first read:
- * a clock read costs as much as a few polls (~20 ns here), and most waits end
+ * a clock read costs as much as a few polls, and most waits end
  * before the first one. */
 struct wait_clock {
 	int64_t ms;

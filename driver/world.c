@@ -106,6 +106,10 @@ static void release_world(struct accdma_world *w)
 	}
 	if (w->tp)
 		w->tp->close(w);
+	for (int i = 0; w->queues && i < w->opts.num_devices * w->opts.queues; i++) {
+		free(w->queues[i].exec);
+		w->queues[i].exec = NULL;
+	}
 	dma_space_fini(&w->space);
 	free(w->devs);
 	free(w->numa_map);
@@ -198,11 +202,17 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 		q->sq = q_sq(&w->a, q->dev, q->index);
 		q->mask = opts->queue_depth - 1;
 		q->waits_at_submit = UINT32_MAX; /* the first post is read inline */
+		if ((int)q->dev >= w->first_local && (int)q->dev < w->first_local + w->nlocal) {
+			q->exec = calloc(opts->queue_depth, sizeof(*q->exec));
+			if (!q->exec)
+				goto fail;
+		}
 	}
+	w->host = (struct fw_host){ drv_exec_run, w };
 	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
-				     opts->membarrier, &w->devs[d].fw);
+				     opts->membarrier, &w->host, &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}

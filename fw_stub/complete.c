@@ -12,12 +12,12 @@ static __attribute__((noinline)) void wake_host_waiters(const struct q_arena *w,
 	if (fw_fault_hit(FW_FAULT_WAKE))
 		return; /* fault point: this wake-up of host waiters is lost */
 	if (cq) {
-		atomic_fetch_add_explicit(&d->cq_seq, 1, memory_order_relaxed);
-		q_futex_wake(&d->cq_seq);
+		os_fetch_add(&d->cq_seq, 1, OS_RELAXED);
+		os_wake32(&d->cq_seq);
 	}
 	if (any) {
-		atomic_fetch_add_explicit(&w->sh->any_seq, 1, memory_order_relaxed);
-		q_futex_wake(&w->sh->any_seq);
+		os_fetch_add(&w->sh->any_seq, 1, OS_RELAXED);
+		os_wake32(&w->sh->any_seq);
 	}
 }
 
@@ -36,17 +36,17 @@ void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_qu
 {
 	uint32_t cq, any;
 
-	atomic_store_explicit(&c->bytes, bytes, memory_order_relaxed);
-	atomic_store_explicit(&c->status, st, memory_order_relaxed);
-	atomic_store_explicit(&c->stage, ACCDMA_STAGE_DONE, memory_order_relaxed);
+	os_store(&c->bytes, bytes, OS_RELAXED);
+	os_store(&c->status, st, OS_RELAXED);
+	os_store(&c->stage, ACCDMA_STAGE_DONE, OS_RELAXED);
 	/* Counted before DONE is published: whoever sees the op done sees it counted. */
 	if (own)
 		q_single_writer_add(&qs->completed_own, 1);
 	else
-		atomic_fetch_add_explicit(&qs->completed, 1, memory_order_relaxed);
+		os_fetch_add(&qs->completed, 1, OS_RELAXED);
 	if (st != ACCDMA_OK)
-		atomic_fetch_add_explicit(&qs->errors, 1, memory_order_relaxed);
-	atomic_store_explicit(&c->state, Q_SLOT_DONE, memory_order_release);
+		os_fetch_add(&qs->errors, 1, OS_RELAXED);
+	os_store(&c->state, Q_SLOT_DONE, OS_RELEASE);
 	if (d->polled)
 		return; /* nobody sleeps on a polled device: no fence, no wake-up */
 
@@ -55,8 +55,8 @@ void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_qu
 	 * we see the waiter, or it sees DONE. With no waiter, no shared write.
 	 * (Light when both processes use membarrier: q_kick_fence().) */
 	q_kick_fence(d);
-	cq = atomic_load_explicit(&d->cq_waiters, memory_order_relaxed);
-	any = atomic_load_explicit(&w->sh->any_waiters, memory_order_relaxed);
+	cq = os_load(&d->cq_waiters, OS_RELAXED);
+	any = os_load(&w->sh->any_waiters, OS_RELAXED);
 	if (cq | any)
 		wake_host_waiters(w, d, cq, any);
 	/* The fence above also orders DONE before each engine's `sleeping` read. */

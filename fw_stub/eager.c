@@ -28,10 +28,6 @@
  * engine's in_pass flag already lets one thread at a time in. Order: rx, then
  * the device's rendezvous lock.
  */
-#include <errno.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fw_stub/eager_ring.h"
 #include "fw_stub/fw_internal.h"
@@ -52,7 +48,7 @@ static void count_waiting(struct fw_device *fd, uint32_t src, int d)
 		if (fd->nengines < 2)
 			q_single_writer_add(c[i], (uint32_t)d);
 		else
-			atomic_fetch_add_explicit(c[i], (uint32_t)d, memory_order_relaxed);
+			os_fetch_add(c[i], (uint32_t)d, OS_RELAXED);
 	}
 }
 
@@ -163,7 +159,7 @@ static void advance_done(struct fw_device *fd, struct fw_eager_rx *rx)
 		done += rx->span[slot_of(fd, done)];
 	if (done != rx->done) {
 		rx->done = done;
-		atomic_store_explicit(&rx->ring->done, done, memory_order_release);
+		os_store(&rx->ring->done, done, OS_RELEASE);
 	}
 }
 
@@ -181,7 +177,7 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 	int r;
 
 	/* No recv of ours from @src waits in the table: no lock, no lookup. */
-	if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
+	if (!os_load(&rx->waiting, OS_RELAXED))
 		return 0;
 	r = fw_match_claim_recv(fd, (int32_t)src, s->tag, s->seq, &mate);
 	if (r == 0)
@@ -198,7 +194,7 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 /* Has the message at @rx's cursor landed? (acquire: its contents are visible) */
 static inline int cursor_landed(const struct fw_device *fd, const struct fw_eager_rx *rx)
 {
-	return atomic_load_explicit(&rx->ring->slots[slot_of(fd, rx->cursor)].stamp, memory_order_acquire) ==
+	return os_load(&rx->ring->slots[slot_of(fd, rx->cursor)].stamp, OS_ACQUIRE) ==
 	       q_eager_stamp(rx->cursor);
 }
 
@@ -326,7 +322,7 @@ int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 static int may_park(const struct fw_device *fd, const struct fw_op *op)
 {
 	return op->d.length <= fd->eager_max &&
-	       !atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire);
+	       !os_load(&fd->sh->rdv_sends, OS_ACQUIRE);
 }
 
 /**
@@ -366,8 +362,8 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 			fw_eager_unlock(fd, &fd->eager_rx_lock);
 			if (op->state != FW_OP_PARKED) {
 				op->state = FW_OP_PARKED;
-				atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
-						      memory_order_relaxed);
+				os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
+						      OS_RELAXED);
 			}
 			return FW_ARRIVE_WAIT;
 		}
@@ -399,8 +395,8 @@ int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op)
 {
 	const struct fw_eager_rx *rx = &fd->eager_rx[op->d.peer];
 
-	if (fd->nengines > 1 || rx->nheld || atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) ||
-	    atomic_load_explicit(&fd->sh->rdv_sends, memory_order_acquire))
+	if (fd->nengines > 1 || rx->nheld || os_load(&fd->w->sh->lost_any, OS_ACQUIRE) ||
+	    os_load(&fd->sh->rdv_sends, OS_ACQUIRE))
 		return 0;
 	return !cursor_landed(fd, rx);
 }
@@ -415,14 +411,14 @@ int fw_eager_poll(struct fw_device *fd)
 {
 	uint32_t landed = 0;
 
-	if (!fd->eager_rx || !atomic_load_explicit(&fd->eager_waiting, memory_order_relaxed))
+	if (!fd->eager_rx || !os_load(&fd->eager_waiting, OS_RELAXED))
 		return 0;
 	fw_eager_lock(fd, &fd->eager_rx_lock);
 	for (uint32_t src = 0; src < fd->w->g.ndev; src++) {
 		struct fw_eager_rx *rx = &fd->eager_rx[src];
 		uint32_t before = rx->cursor;
 
-		if (!atomic_load_explicit(&rx->waiting, memory_order_relaxed))
+		if (!os_load(&rx->waiting, OS_RELAXED))
 			continue;
 		scan(fd, src, 0, 0, 0);
 		landed |= rx->cursor - before;
@@ -495,13 +491,13 @@ int fw_eager_init(struct fw_device *fd)
 		return -EINVAL; /* not a layout of q_geom_init()'s */
 	fd->eager_mask = slots - 1;
 	fd->eager_max = fd->w->g.eager_max;
-	fd->eager_rx = calloc(n, sizeof(*fd->eager_rx));
+	fd->eager_rx = os_zalloc(n, sizeof(*fd->eager_rx));
 	if (!fd->eager_rx)
 		return -ENOMEM;
 	for (uint32_t p = 0; p < n; p++) {
 		struct fw_eager_rx *rx = &fd->eager_rx[p];
 		/* the widest arrays first, so each is aligned for its type */
-		char *blk = malloc(held + index + bucket + span);
+		char *blk = os_alloc(held + index + bucket + span);
 
 		if (!blk)
 			return -ENOMEM;
@@ -521,7 +517,7 @@ int fw_eager_init(struct fw_device *fd)
 void fw_eager_fini(struct fw_device *fd)
 {
 	for (uint32_t p = 0; fd->eager_rx && p < fd->w->g.ndev; p++)
-		free(fd->eager_rx[p].held); /* the start of the block */
-	free(fd->eager_rx);
+		os_free(fd->eager_rx[p].held); /* the start of the block */
+	os_free(fd->eager_rx);
 	fd->eager_rx = NULL;
 }

@@ -7,8 +7,6 @@
 #ifndef ACCDMA_FW_EAGER_RING_H
 #define ACCDMA_FW_EAGER_RING_H
 
-#include <string.h>
-
 #include "queue/queue.h"
 
 /* The rest of a message's payload after its head's share: raw, in the

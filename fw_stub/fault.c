@@ -10,10 +10,6 @@
  * One more point lets a test make a race happen rather than a failure: the
  * moment an engine goes to sleep (fw_sleep_race_set()).
  */
-#include <errno.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fw_stub/fw_internal.h"
 
@@ -22,7 +18,7 @@ static _Atomic uint32_t countdown[FW_FAULT__COUNT];
 void fw_fault_arm(enum fw_fault_site site, uint32_t nth)
 {
 	if (site < FW_FAULT__COUNT)
-		atomic_store(&countdown[site], nth);
+		os_store(&countdown[site], nth, OS_SEQ_CST);
 }
 
 /**
@@ -42,16 +38,16 @@ void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg)
 	/* The argument before the function, and never cleared: a call racing
 	 * this one gets a function with its own argument. */
 	if (fn)
-		atomic_store(&race_arg, arg);
-	atomic_store(&race_fn, fn);
+		os_store(&race_arg, arg, OS_SEQ_CST);
+	os_store(&race_fn, fn, OS_SEQ_CST);
 }
 
 void fw_sleep_race_point(uint32_t dev, uint32_t engine)
 {
-	fw_sleep_race_fn fn = atomic_load(&race_fn);
+	fw_sleep_race_fn fn = os_load(&race_fn, OS_SEQ_CST);
 
 	if (fn)
-		fn(dev, engine, atomic_load(&race_arg));
+		fn(dev, engine, os_load(&race_arg, OS_SEQ_CST));
 }
 
 int fw_fault_parse(const char *v)
@@ -59,25 +55,29 @@ int fw_fault_parse(const char *v)
 	static const char *const names[] = { "fetch", "match", "exec", "copy", "zero", "kick", "wake" };
 	enum { NSITES = sizeof(names) / sizeof(names[0]) };
 	uint32_t nth[NSITES] = { 0 };
-	char buf[256], *save = NULL, *item;
 
 	if (!v || !*v)
 		return 0;
-	if (strlen(v) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, v);
-	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(item, ':'), *end;
-		unsigned long n;
-		size_t i;
+	/* "site:nth[,site:nth]": scanned by hand, so that the firmware needs no libc parser */
+	while (*v) {
+		const char *name = v;
+		size_t len, i;
+		uint64_t n = 0;
 
-		if (!colon)
+		while (*v && *v != ':' && *v != ',')
+			v++;
+		if (*v != ':')
 			return -EINVAL;
-		*colon = '\0';
-		n = strtoul(colon + 1, &end, 10);
-		if (*end || n == 0 || n > 0xffffffffu)
+		len = (size_t)(v++ - name);
+		if (*v < '0' || *v > '9')
 			return -EINVAL;
-		for (i = 0; i < NSITES && strcmp(names[i], item); i++)
+		while (*v >= '0' && *v <= '9' && n <= 0xffffffffu)
+			n = n * 10 + (uint64_t)(*v++ - '0');
+		if ((*v && *v != ',') || n == 0 || n > 0xffffffffu)
+			return -EINVAL;
+		if (*v == ',' && !*++v)
+			return -EINVAL; /* a trailing comma */
+		for (i = 0; i < NSITES && (strlen(names[i]) != len || memcmp(names[i], name, len)); i++)
 			;
 		if (i == NSITES)
 			return -EINVAL;

@@ -15,6 +15,20 @@
 struct fw_device;
 
 /**
+ * struct fw_host - what the device asks of its host: the one call an engine
+ * makes into the host side. An exec descriptor names its function by a
+ * handle, never an address; @exec resolves and runs it.
+ * @exec: run exec (@dev, @queue, @handle) of @ctx. Return: 0 if the function
+ *        returned 0, > 0 if it failed, < 0 if the handle names no exec posted
+ *        there (a corrupt or forged descriptor).
+ * @ctx: the host's.
+ */
+struct fw_host {
+	int (*exec)(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);
+	void *ctx;
+};
+
+/**
  * fw_device_start() - boot one device: start its engine threads.
  * @w: the arena (already laid out) and this process's geometry of it; kept
  *      by reference until fw_device_stop(). @space: this process's address space.
@@ -23,11 +37,13 @@ struct fw_device;
  * only when a host thread calls fw_device_poll().
  * @membarrier: this device's sleepers may issue membarrier() so that its
  * kickers fence lightly (q_asym_register()).
+ * @host: the host's calls (kept by reference until fw_device_stop()).
  * @out: the running device.
  * Return: 0, -ENOMEM, or a negative errno from thread creation.
  */
 int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint32_t dev,
-		    uint64_t spin_ns, int threads, int membarrier, struct fw_device **out);
+		    uint64_t spin_ns, int threads, int membarrier, const struct fw_host *host,
+		    struct fw_device **out);
 
 /**
  * fw_device_stop() - stop and join a device's engines and free it.

@@ -5,9 +5,6 @@
 #ifndef ACCDMA_FW_INTERNAL_H
 #define ACCDMA_FW_INTERNAL_H
 
-#include <pthread.h>
-#include <sched.h>
-
 #include "fw_stub/fw.h"
 #include "queue/trace.h"
 
@@ -106,7 +103,7 @@ struct fw_engine {
 	struct fw_device *dev;
 	struct q_engine_sh *sh;
 	uint32_t index;
-	pthread_t thread;
+	struct os_thread thread;
 	int started;
 	uint32_t seen_epoch;
 	_Atomic int retry; /* written in a pass, read by the engine thread deciding how long to sleep */
@@ -120,6 +117,7 @@ struct fw_engine {
 struct fw_device {
 	const struct q_arena *w;
 	const struct dma_space *space;
+	const struct fw_host *host;
 	struct q_dev_sh *sh;
 	uint32_t id;
 	uint64_t spin_ns;
@@ -147,16 +145,16 @@ static inline void fw_eager_lock(const struct fw_device *fd, _Atomic int *l)
 {
 	if (fd->nengines < 2)
 		return;
-	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-		while (atomic_load_explicit(l, memory_order_relaxed))
-			sched_yield();
+	while (os_exchange(l, 1, OS_ACQUIRE))
+		while (os_load(l, OS_RELAXED))
+			os_yield();
 }
 
 /** fw_eager_unlock() - release what fw_eager_lock() took. */
 static inline void fw_eager_unlock(const struct fw_device *fd, _Atomic int *l)
 {
 	if (fd->nengines > 1)
-		atomic_store_explicit(l, 0, memory_order_release);
+		os_store(l, 0, OS_RELEASE);
 }
 
 /* ops.c */
@@ -166,9 +164,9 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q);
 
 /* match.c */
 /* Sends this large are copied by their recv's engine: every send too large to go
- * eagerly (ACCDMA_EAGER_MAX is at most 1 KiB). Over shm this doubles to
- * quadruples a 32-512 KiB permute against "the second to arrive copies"
- * (BENCHMARKS.md). */
+ * eagerly (ACCDMA_EAGER_MAX is at most 1 KiB). Over shm each process then
+ * copies what it receives, where "the second to arrive copies" left one
+ * process copying both directions while the other idled. */
 #define FW_HANDOFF_MIN (1u << 11)
 enum fw_arrive { FW_ARRIVE_DONE, FW_ARRIVE_WAIT, FW_ARRIVE_RETRY };
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
@@ -208,10 +206,10 @@ int fw_split_help(struct fw_device *fd);
 static inline void fw_wake_nappers(struct fw_device *fd)
 {
 	for (uint32_t e = 0; e < fd->nengines; e++) {
-		if (!atomic_load_explicit(&fd->engines[e].napping, memory_order_seq_cst))
+		if (!os_load(&fd->engines[e].napping, OS_SEQ_CST))
 			continue;
-		atomic_fetch_add_explicit(&fd->sh->engines[e].wake_seq, 1, memory_order_release);
-		q_futex_wake(&fd->sh->engines[e].wake_seq);
+		os_fetch_add(&fd->sh->engines[e].wake_seq, 1, OS_RELEASE);
+		os_wake32(&fd->sh->engines[e].wake_seq);
 	}
 }
 

@@ -12,40 +12,40 @@
 static void answer(struct q_dev_sh *d, uint32_t req, int32_t result)
 {
 	d->mb.result = result;
-	atomic_store_explicit(&d->mb.resp_seq, req, memory_order_release);
-	q_futex_wake(&d->mb.resp_seq);
+	os_store(&d->mb.resp_seq, req, OS_RELEASE);
+	os_wake32(&d->mb.resp_seq);
 }
 
-static void fill_info(struct fw_device *fd, struct accdma_device_info *i)
+static void fill_info(struct fw_device *fd, struct q_mb_info *i)
 {
 	i->id = fd->sh->id;
 	i->numa_node = fd->sh->numa_node;
-	i->engines = (int)fd->nengines;
-	i->queues = (int)fd->w->g.nq;
+	i->engines = (int32_t)fd->nengines;
+	i->queues = (int32_t)fd->w->g.nq;
 	i->mem_size = fd->sh->mem_size;
-	i->mem_used = atomic_load(&fd->sh->mem_used);
+	i->mem_used = os_load(&fd->sh->mem_used, OS_SEQ_CST);
 	i->fw_version = Q_FW_VERSION;
 	i->eager_max = fd->eager_max;
 	i->eager_slots = fd->w->g.eager_slots;
 }
 
-static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
+static void fill_health(struct fw_device *fd, struct q_mb_health *h)
 {
 	uint64_t beats = 0, pending = 0;
 	int alive = 1;
 
 	for (uint32_t e = 0; e < fd->nengines; e++) {
-		beats += atomic_load(&fd->sh->engines[e].heartbeats);
-		alive &= atomic_load(&fd->sh->engines[e].running) != 0;
+		beats += os_load(&fd->sh->engines[e].heartbeats, OS_SEQ_CST);
+		alive &= os_load(&fd->sh->engines[e].running, OS_SEQ_CST) != 0;
 	}
 	for (uint32_t q = 0; q < fd->w->g.nq; q++) {
 		struct q_queue_sh *qs = q_queue(fd->w, fd->id, q);
 
-		pending += atomic_load(&qs->submitted) - q_queue_completed(qs);
+		pending += os_load(&qs->submitted, OS_SEQ_CST) - q_queue_completed(qs);
 	}
-	h->alive = alive;
+	h->alive = (uint32_t)alive;
 	h->heartbeats = beats;
-	h->resets = atomic_load(&fd->sh->resets);
+	h->resets = os_load(&fd->sh->resets, OS_SEQ_CST);
 	h->ops_pending = pending;
 }
 
@@ -57,10 +57,10 @@ static void fill_health(struct fw_device *fd, struct accdma_device_health *h)
 int fw_mailbox_poll(struct fw_device *fd)
 {
 	struct q_dev_sh *d = fd->sh;
-	uint32_t req = atomic_load_explicit(&d->mb.req_seq, memory_order_acquire);
+	uint32_t req = os_load(&d->mb.req_seq, OS_ACQUIRE);
 	uint32_t epoch;
 
-	if (req == atomic_load_explicit(&d->mb.resp_seq, memory_order_relaxed))
+	if (req == os_load(&d->mb.resp_seq, OS_RELAXED))
 		return 0;
 	switch (d->mb.cmd) {
 	case Q_MB_INFO:
@@ -74,20 +74,20 @@ int fw_mailbox_poll(struct fw_device *fd)
 	case Q_MB_RESET:
 		if (!fd->reset_pending) {
 			fd->reset_pending = 1;
-			atomic_fetch_add(&d->reset_epoch, 1);
+			os_fetch_add(&d->reset_epoch, 1, OS_SEQ_CST);
 			q_device_kick(d, 1, fd->nengines);
 			return 1;
 		}
-		epoch = atomic_load(&d->reset_epoch);
+		epoch = os_load(&d->reset_epoch, OS_SEQ_CST);
 		for (uint32_t e = 0; e < fd->nengines; e++)
-			if (atomic_load(&d->engines[e].ack_epoch) != epoch)
+			if (os_load(&d->engines[e].ack_epoch, OS_SEQ_CST) != epoch)
 				return 0;
 		fd->reset_pending = 0;
-		atomic_fetch_add(&d->resets, 1);
+		os_fetch_add(&d->resets, 1, OS_SEQ_CST);
 		answer(d, req, 0);
 		return 1;
 	default:
-		answer(d, req, -22 /* -EINVAL */);
+		answer(d, req, -EINVAL); /* an opcode this firmware does not know */
 		return 1;
 	}
 }

@@ -14,8 +14,6 @@
  * Every bound (capacity, probe lengths) is this process's own: the table
  * and its count are in shared memory.
  */
-#include <errno.h>
-#include <sched.h>
 
 #include "fw_stub/fw_internal.h"
 #include "fw_stub/peer.h"
@@ -32,7 +30,7 @@ static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 
 static void rdv_unlock(struct q_dev_sh *d)
 {
-	atomic_store_explicit(&d->rdv_lock, 0, memory_order_release);
+	os_store(&d->rdv_lock, 0, OS_RELEASE);
 }
 
 /* May the lock word's holder @v be passed over? A value that names no
@@ -55,18 +53,18 @@ static int rdv_lock(struct fw_device *fd, struct q_dev_sh *d)
 	uint32_t me = fd->id + 1, v = 0;
 
 	for (uint32_t n = 1;; n++) {
-		if (atomic_compare_exchange_weak_explicit(&d->rdv_lock, &v, me, memory_order_acquire,
-							  memory_order_relaxed))
+		if (os_cas_weak(&d->rdv_lock, &v, me, OS_ACQUIRE,
+							  OS_RELAXED))
 			return 0;
 		if (v == 0)
 			continue;
 		if (!(n & 255)) {
-			if (atomic_load_explicit(&fd->stop, memory_order_acquire))
+			if (os_load(&fd->stop, OS_ACQUIRE))
 				return -1;
 			if (holder_gone(fd, v))
 				continue; /* the CAS from v takes it over */
 		}
-		sched_yield();
+		os_yield();
 		v = 0;
 	}
 }
@@ -109,12 +107,12 @@ static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, uint32_t ca
 /* Set whose entry @e is, keeping the count of send entries (under the lock). */
 static void rdv_set_side(struct q_dev_sh *d, struct q_rdv *e, uint16_t side)
 {
-	uint32_t n = atomic_load_explicit(&d->rdv_sends, memory_order_relaxed);
+	uint32_t n = os_load(&d->rdv_sends, OS_RELAXED);
 
 	n -= e->side == ACCDMA_OP_SEND;
 	n += side == ACCDMA_OP_SEND;
 	e->side = side;
-	atomic_store_explicit(&d->rdv_sends, n, memory_order_release);
+	os_store(&d->rdv_sends, n, OS_RELEASE);
 }
 
 /* Backward-shift deletion keeps probe chains unbroken without tombstones. */
@@ -253,7 +251,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		if (e) {
 			rdv_fill(home, e, fd, q, op);
 			op->state = FW_OP_PEER;
-			atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+			os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 		}
 		rdv_unlock(home);
 		/* A send waits: its recv may be parked, and its engine asleep. */
@@ -268,7 +266,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	if (may_hand_off(fd, op, &mate)) {
 		rdv_fill(home, e, fd, q, op);
 		op->state = FW_OP_PEER;
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 		handoff_flag(fd, &mate);
 		rdv_unlock(home);
 		fw_peer_kick(fd, (uint32_t)mate.dev); /* it may sleep */
@@ -290,7 +288,7 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
 		return FW_ARRIVE_DONE;
 	} else {
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
 		st = rdv_transfer(fd, op, &mate, &bytes);
 	}
 	if (mate_slot_ok(fd, &mate))
@@ -410,13 +408,13 @@ int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_
 		return 0;
 	e = rdv_find(t, fd->w->g.rdv_cap, op->d.peer, op->d.tag, op->d.seq);
 	if (!e || e->side != ACCDMA_OP_SEND || e->failed ||
-	    !atomic_load_explicit(&c->handoff, memory_order_acquire)) {
+	    !os_load(&c->handoff, OS_ACQUIRE)) {
 		rdv_unlock(home);
 		return 0;
 	}
 	mate = *e;
 	rdv_remove(home, t, fd->w->g.rdv_cap, e);
-	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+	os_store(&c->handoff, 0, OS_RELAXED);
 	rdv_unlock(home);
 	if (mate_valid(fd, op, &mate))
 		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);

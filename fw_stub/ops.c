@@ -8,12 +8,9 @@
  * rendezvous. An op that waits never holds up the ops behind it, except a
  * fence, which stops the ring until everything before it has completed.
  */
-#include <stddef.h>
-#include <string.h>
 
 #include "fw_stub/fw_internal.h"
 #include "fw_stub/peer.h"
-
 
 static int is_pair_op(const struct fw_op *op)
 {
@@ -32,9 +29,9 @@ static int waiting_op_pending(const struct fw_queue *q, const struct fw_op *op)
 
 	/* State first: if it is a newer op's POSTED, the generation read after it
 	 * (ordered by the acquire) is the newer one too, and we see the change. */
-	if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_POSTED)
+	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED)
 		return 0;
-	return atomic_load_explicit(&c->gen, memory_order_acquire) == op->gen;
+	return os_load(&c->gen, OS_ACQUIRE) == op->gen;
 }
 
 /* A waiting op was completed by its partner (or by the eager scan) and leaves
@@ -64,7 +61,7 @@ static void forget_waiting(struct fw_device *fd, struct fw_queue *q, uint32_t sl
  * first, so with nobody lost the peer seam is not asked. */
 static inline int peer_lost(const struct fw_device *fd, int32_t peer)
 {
-	return atomic_load_explicit(&fd->w->sh->lost_any, memory_order_acquire) && peer >= 0 &&
+	return os_load(&fd->w->sh->lost_any, OS_ACQUIRE) && peer >= 0 &&
 	       (uint32_t)peer < fd->w->g.ndev && (uint32_t)peer != fd->id &&
 	       fw_peer_lost(fd, (uint32_t)peer);
 }
@@ -113,7 +110,7 @@ static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
 		return dma_resolve(fd->space, fd->w, fd->id, d->key, d->offset, d->length,
 				   internal && d->kind != ACCDMA_OP_WRITE, &op->addr);
 	case ACCDMA_OP_EXEC:
-		return d->fn ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED;
+		return d->exec ? ACCDMA_OK : ACCDMA_ST_NOT_ATTEMPTED;
 	case ACCDMA_OP_FENCE:
 	case ACCDMA_OP_AFTER_ALL:
 		return ACCDMA_OK;
@@ -156,7 +153,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 /* Read new descriptors from the ring, up to and including a fence. */
 static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 {
-	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
+	uint32_t tail = os_load(&q->sh->sq_tail, OS_ACQUIRE);
 	int n = 0;
 
 	/* A host never publishes more than a ring's worth ahead of us: a tail
@@ -166,13 +163,13 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		q->head = tail;
 
 	while (q->head != tail && (!q->fenced || flushing)) {
-		uint32_t slot = atomic_load_explicit(&q->sq[q->head & q->mask], memory_order_relaxed);
+		uint32_t slot = os_load(&q->sq[q->head & q->mask], OS_RELAXED);
 		struct fw_op *op;
 		enum accdma_status st;
 
 		q->head++;
 		n++;
-		if (slot > q->mask || atomic_load_explicit(&q->cpl[slot].state, memory_order_acquire) !=
+		if (slot > q->mask || os_load(&q->cpl[slot].state, OS_ACQUIRE) !=
 					      Q_SLOT_POSTED)
 			continue; /* not a slot the host published: ignore it */
 		op = &q->ops[slot];
@@ -182,7 +179,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 			forget_waiting(fd, q, slot);
 		read_desc(&op->d, &q->desc[slot]);
 		op->slot = slot;
-		op->gen = atomic_load_explicit(&q->cpl[slot].gen, memory_order_relaxed);
+		op->gen = os_load(&q->cpl[slot].gen, OS_RELAXED);
 		op->addr = NULL;
 		if (!deps_valid(fd, &op->d)) {
 			op->deps_held = 0;
@@ -197,11 +194,11 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 			continue;
 		}
 		op->state = FW_OP_DEPS;
-		atomic_store_explicit(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, memory_order_relaxed);
+		os_store(&q->cpl[slot].stage, ACCDMA_STAGE_DEPS, OS_RELAXED);
 		/* A send that waits for nothing starts as it is read, ahead of the
 		 * recvs read with it: the peer waiting for it hears sooner. */
 		if (op->d.kind == ACCDMA_OP_SEND && !op->d.num_deps &&
-		    !atomic_load_explicit(&q->cpl[slot].cancel, memory_order_relaxed)) {
+		    !os_load(&q->cpl[slot].cancel, OS_RELAXED)) {
 			op->deps_held = 0;
 			op->state = FW_OP_READY;
 			if (run(fd, q, op))
@@ -211,7 +208,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		if (op->d.kind == ACCDMA_OP_FENCE)
 			q->fenced = 1;
 	}
-	atomic_store_explicit(&q->sh->sq_head, q->head, memory_order_release);
+	os_store(&q->sh->sq_head, q->head, OS_RELEASE);
 	return n;
 }
 
@@ -224,9 +221,9 @@ static int deps_state(struct fw_device *fd, const struct fw_op *op)
 		uint64_t t = op->d.deps[i];
 		struct q_cpl *c = &q_cpls(fd->w, fd->id, q_token_queue(t))[q_token_slot(t)];
 
-		if (atomic_load_explicit(&c->state, memory_order_acquire) != Q_SLOT_DONE)
+		if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_DONE)
 			pending = 1;
-		else if (atomic_load_explicit(&c->status, memory_order_relaxed) != ACCDMA_OK)
+		else if (os_load(&c->status, OS_RELAXED) != ACCDMA_OK)
 			return -1;
 	}
 	return pending ? 0 : 1;
@@ -254,7 +251,7 @@ static inline int arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op 
 		return 0;
 	case FW_ARRIVE_RETRY:
 		q->retry = 1;
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, memory_order_relaxed);
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 		return 0;
 	}
 	return 0;
@@ -268,7 +265,7 @@ static inline int arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op 
 static inline int run_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	if (op->state != FW_OP_PARKED) /* a parked recv looks again: it is still waiting */
-		atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
 	return arrive(fd, q, op, peer_lost(fd, op->d.peer));
 }
 
@@ -276,9 +273,8 @@ static inline int run_recv(struct fw_device *fd, struct fw_queue *q, struct fw_o
 static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	enum accdma_status st = ACCDMA_OK;
-	accdma_exec_fn fn;
 	uint64_t bytes = 0;
-	int lost;
+	int lost, rc;
 
 	if (op->d.kind == ACCDMA_OP_RECV)
 		return run_recv(fd, q, op);
@@ -286,7 +282,7 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	/* A small send leaves at once (its stage goes from DEPS to DONE). */
 	if (op->d.kind == ACCDMA_OP_SEND && !lost && fw_eager_send(fd, q, op))
 		return 1;
-	atomic_store_explicit(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, memory_order_relaxed);
+	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
 	if (lost) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);
 		fw_op_finish(fd, op);
@@ -303,9 +299,10 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		bytes = op->d.length;
 		break;
 	case ACCDMA_OP_EXEC:
-		fn = (accdma_exec_fn)(uintptr_t)op->d.fn;
-		if (fw_fault_hit(FW_FAULT_EXEC) || fn((void *)(uintptr_t)op->d.arg) != 0)
+		if (fw_fault_hit(FW_FAULT_EXEC))
 			st = ACCDMA_ST_EXEC_FAILED;
+		else if ((rc = fd->host->exec(fd->host->ctx, fd->id, q->index, op->d.exec)) != 0)
+			st = rc > 0 ? ACCDMA_ST_EXEC_FAILED : ACCDMA_ST_NOT_ATTEMPTED;
 		break;
 	case ACCDMA_OP_FENCE:
 		q->fenced = 0;
@@ -333,15 +330,15 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		}
 		/* Its large send handed the copy to us: arrive again, second now
 		 * (unless canceled first: nothing has moved yet). */
-		if (atomic_load_explicit(&c->handoff, memory_order_acquire)) {
-			if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
+		if (os_load(&c->handoff, OS_ACQUIRE)) {
+			if (os_load(&c->cancel, OS_RELAXED) &&
 			    fw_match_refuse_handoff(fd, q, op)) {
 				fw_eager_unwait(fd, op->d.peer);
 				fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
 				fw_op_finish(fd, op);
 				return 1;
 			}
-			atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+			os_store(&c->handoff, 0, OS_RELAXED);
 			fw_eager_unwait(fd, op->d.peer);
 			op->state = FW_OP_READY;
 			*progress = 1;
@@ -349,7 +346,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		}
 		if (peer_lost(fd, op->d.peer))
 			return finish_lost(fd, q, op);
-		if (atomic_load_explicit(&c->cancel, memory_order_relaxed) &&
+		if (os_load(&c->cancel, OS_RELAXED) &&
 		    fw_match_withdraw(fd, q, op, ACCDMA_ST_CANCELED)) {
 			fw_complete_own(fd, q, op, ACCDMA_ST_CANCELED, 0);
 			fw_op_finish(fd, op);
@@ -357,7 +354,7 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		}
 		return 0;
 	}
-	if (atomic_load_explicit(&c->cancel, memory_order_relaxed)) {
+	if (os_load(&c->cancel, OS_RELAXED)) {
 		if (op->d.kind == ACCDMA_OP_FENCE)
 			q->fenced = 0;
 		fail_op(fd, q, op, ACCDMA_ST_CANCELED);
@@ -432,13 +429,12 @@ int fw_queue_progress(struct fw_device *fd, struct fw_queue *q)
  *
  * Only when nothing else waits on the queue and nothing older is unread: on
  * a busy queue the next pass reads a batch at once (a message per post would
- * hand the peer its ring lines one by one: -27 % on a windowed 8-byte
- * permute), and an older op may be a large send, an engine's to start.
+ * hand the peer its ring lines one by one, not a batch of them), and an older op may be a large send, an engine's to start.
  * Return: the descriptors read (0: left to the next pass).
  */
 int fw_queue_submit(struct fw_device *fd, struct fw_queue *q, uint32_t count)
 {
-	uint32_t tail = atomic_load_explicit(&q->sh->sq_tail, memory_order_acquire);
+	uint32_t tail = os_load(&q->sh->sq_tail, OS_ACQUIRE);
 
 	if (q->npend || tail - q->head != count) /* a fence in effect is pending too */
 		return 0;

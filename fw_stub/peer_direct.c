@@ -6,8 +6,6 @@
  * device's block, located by this process's own geometry, with every index
  * that came from shared memory checked first.
  */
-#include <errno.h>
-#include <stdlib.h>
 
 #include "fw_stub/eager_ring.h"
 #include "fw_stub/peer.h"
@@ -18,7 +16,7 @@ int fw_peer_init(struct fw_device *fd)
 
 	if (!fd->w->g.eager_rel)
 		return 0;
-	fd->eager_tx = calloc(n, sizeof(*fd->eager_tx));
+	fd->eager_tx = os_zalloc(n, sizeof(*fd->eager_tx));
 	if (!fd->eager_tx)
 		return -ENOMEM;
 	for (uint32_t p = 0; p < n; p++)
@@ -28,7 +26,7 @@ int fw_peer_init(struct fw_device *fd)
 
 void fw_peer_fini(struct fw_device *fd)
 {
-	free(fd->eager_tx);
+	os_free(fd->eager_tx);
 	fd->eager_tx = NULL;
 }
 
@@ -42,7 +40,7 @@ void fw_peer_rdv(const struct fw_device *fd, uint32_t dev, struct fw_rdv *r)
 
 int fw_peer_lost(const struct fw_device *fd, uint32_t dev)
 {
-	return atomic_load_explicit(&q_dev(fd->w, dev)->lost, memory_order_acquire) != Q_DEV_ALIVE;
+	return os_load(&q_dev(fd->w, dev)->lost, OS_ACQUIRE) != Q_DEV_ALIVE;
 }
 
 int fw_peer_polled(const struct fw_device *fd, uint32_t dev)
@@ -63,7 +61,7 @@ int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, u
 	if (dev < 0 || (uint32_t)dev >= g->ndev || queue >= g->nq || slot >= g->depth)
 		return 0;
 	c = &q_cpls(fd->w, (uint32_t)dev, queue)[slot];
-	return atomic_load_explicit(&c->state, memory_order_acquire) == Q_SLOT_POSTED;
+	return os_load(&c->state, OS_ACQUIRE) == Q_SLOT_POSTED;
 }
 
 void fw_peer_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
@@ -81,7 +79,7 @@ void fw_peer_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, 
 
 void fw_peer_handoff(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot)
 {
-	atomic_store_explicit(&q_cpls(fd->w, dev, queue)[slot].handoff, 1, memory_order_release);
+	os_store(&q_cpls(fd->w, dev, queue)[slot].handoff, 1, OS_RELEASE);
 }
 
 enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
@@ -131,7 +129,7 @@ int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
 
 	fw_eager_lock(fd, &fd->eager_tx_lock);
 	if (tx->pos + span - tx->done > mask + 1) {
-		tx->done = atomic_load_explicit(&tx->ring->done, memory_order_acquire);
+		tx->done = os_load(&tx->ring->done, OS_ACQUIRE);
 		if (tx->pos + span - tx->done > mask + 1) {
 			fw_eager_unlock(fd, &fd->eager_tx_lock);
 			return 0; /* no room before the receiver's oldest held message */
@@ -146,8 +144,8 @@ int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
 	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
 	 * is the oldest message not consumed: that head's stamp stays. */
 	if (tx->pos + span - tx->done <= mask)
-		atomic_store_explicit(&tx->ring->slots[(tx->pos + span) & mask].stamp, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->stamp, q_eager_stamp(tx->pos), memory_order_release);
+		os_store(&tx->ring->slots[(tx->pos + span) & mask].stamp, 0, OS_RELAXED);
+	os_store(&s->stamp, q_eager_stamp(tx->pos), OS_RELEASE);
 	q_trace(Q_TRACE_STAMP);
 	tx->pos += span;
 	fw_eager_unlock(fd, &fd->eager_tx_lock);

@@ -10,8 +10,6 @@
  * compare-and-swap fails once the generation moves on, and the owner cannot
  * finish a job while a chunk it handed out is still being copied.
  */
-#include <errno.h>
-#include <sched.h>
 
 #include "fw_stub/fw_internal.h"
 
@@ -30,18 +28,18 @@ static uint64_t word_idx(uint64_t w) { return w & ((1u << SPLIT_IDX_BITS) - 1); 
 /* Take and copy one chunk of the current job; 1 if a chunk was copied. */
 static int take_chunk(struct fw_split *j)
 {
-	uint64_t w = atomic_load_explicit(&j->next, memory_order_acquire), idx, off, len;
+	uint64_t w = os_load(&j->next, OS_ACQUIRE), idx, off, len;
 
 	do {
 		if (word_idx(w) >= word_nchunks(w))
 			return 0;
-	} while (!atomic_compare_exchange_weak_explicit(&j->next, &w, w + 1, memory_order_acq_rel,
-							memory_order_acquire));
+	} while (!os_cas_weak(&j->next, &w, w + 1, OS_ACQ_REL,
+							OS_ACQUIRE));
 	idx = word_idx(w);
 	off = idx * SPLIT_CHUNK;
 	len = j->len - off < SPLIT_CHUNK ? j->len - off : SPLIT_CHUNK;
 	dma_copy_range(j->dst + off, j->src + off, len);
-	atomic_fetch_add_explicit(&j->done, 1, memory_order_release);
+	os_fetch_add(&j->done, 1, OS_RELEASE);
 	return 1;
 }
 
@@ -72,7 +70,7 @@ int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len)
 	if (dma_copy(dst, src, 0)) /* the transfer's fault-injection point */
 		return -EIO;
 	if (fd->nengines < 2 || len < SPLIT_MIN || len / SPLIT_CHUNK >= (1u << SPLIT_IDX_BITS) - 1 ||
-	    atomic_exchange(&j->busy, 1)) {
+	    os_exchange(&j->busy, 1, OS_SEQ_CST)) {
 		dma_copy_range(dst, src, len);
 		return 0;
 	}
@@ -80,16 +78,16 @@ int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len)
 	j->dst = dst;
 	j->src = src;
 	j->len = len;
-	atomic_store_explicit(&j->done, 0, memory_order_relaxed);
+	os_store(&j->done, 0, OS_RELAXED);
 	j->gen++;
-	atomic_store_explicit(&j->next, word(j->gen & 0xffffff, nchunks, 0), memory_order_seq_cst);
+	os_store(&j->next, word(j->gen & 0xffffff, nchunks, 0), OS_SEQ_CST);
 	/* Siblings may sleep, or nap while a host thread polls: both must help now. */
 	q_device_kick(fd->sh, 0, fd->nengines);
 	fw_wake_nappers(fd);
 	while (take_chunk(j))
 		;
-	while (atomic_load_explicit(&j->done, memory_order_acquire) < nchunks)
-		sched_yield();
-	atomic_store_explicit(&j->busy, 0, memory_order_release);
+	while (os_load(&j->done, OS_ACQUIRE) < nchunks)
+		os_yield();
+	os_store(&j->busy, 0, OS_RELEASE);
 	return 0;
 }

@@ -206,7 +206,7 @@ struct accdma_device_info {
 	uint64_t mem_used;
 	uint32_t fw_version; /* major << 16 | minor */
 	uint32_t eager_max;   /* sends up to this many bytes go eagerly (0: none) */
-	uint32_t eager_slots; /* 64-byte positions of each inline ring it receives on */
+	uint32_t eager_slots; /* 32-byte positions of each inline ring it receives on */
 };
 
 /** struct accdma_device_health - liveness of a device's engines. */
@@ -496,13 +496,13 @@ int accdma_fence(accdma_queue *queue, const accdma_token *deps, int num_deps, ac
  * thread of this process that is inside accdma_wait(), accdma_wait_bytes(),
  * accdma_wait_all() or accdma_wait_any() on any token of the world (not only
  * this op's) while it polls: during the first part of every wait when host
- * polling is on (ACCDMA_POLL unset or 1, the default), for the whole wait on
- * a polled device (engines = 0), where accdma_test() and the mailbox calls
- * run passes too. It never runs inside accdma_post(). So @fn must not take a
+ * polling is on (host_poll in struct accdma_world_opts, ACCDMA_POLL; 1 by
+ * default), for the whole wait on a polled device (engines = 0), where
+ * accdma_test() and the mailbox calls run passes too. It never runs inside accdma_post(). So @fn must not take a
  * lock that a thread may hold while it waits on this world: that thread may
  * be the one running @fn, and the lock deadlocks (or, if recursive, lets @fn
  * in mid-way through the waiter's critical section). With engine threads and
- * ACCDMA_POLL=0 no host thread runs a pass, so @fn runs only on an engine
+ * host_poll = 0 no host thread runs a pass, so @fn runs only on an engine
  * thread and may take such a lock: it then blocks that engine (and the other
  * queues it serves) until the waiter releases the lock, so the waiter must
  * not wait, with the lock held, for this op or for an op behind it on that
@@ -669,6 +669,9 @@ int accdma_op_describe(const struct accdma_op_info *info, char *buf, size_t size
  * accdma_find_cycle() - find devices waiting on each other in a cycle.
  * @world: the world. @devs/@max: room for the cycle, in wait order (devs[0]
  * waits on devs[1] ... the last waits on devs[0]).
+ * Every device of the world is looked at, those of other processes too (shm:
+ * their pending ops are read from the arena), so a timed-out wait names a
+ * cycle across processes.
  * Return: the cycle's length (0: none found); -EBADF; -EINVAL.
  */
 int accdma_find_cycle(accdma_world *world, int *devs, int max);

@@ -6,8 +6,6 @@
  * every process computes it for itself, and every device block has the same
  * layout, so device d is at dev_off + d * dev_stride in anyone's mapping.
  */
-#include <errno.h>
-#include <string.h>
 
 #include "queue/queue.h"
 
@@ -33,7 +31,7 @@ static uint32_t rdv_capacity(uint32_t ndev, uint32_t nq, uint32_t depth)
  * op a queue holds (@depth), so that a poster's whole window of small sends
  * (up to 40 bytes each) to one peer can be in the ring
  * before the receiver catches up: a shallower ring turns the rest to
- * rendezvous, a third of the rate (BENCHMARKS.md). The rings of a world take
+ * rendezvous, which costs a lock and a hand-off per message. The rings of a world take
  * at most Q_EAGER_RINGS_BUDGET bytes in all (a deep ring stops short of
  * @depth there); worlds of 17 to 64 devices get shallow rings. */
 static uint32_t eager_slots_for(uint32_t ndev, uint32_t depth)

@@ -17,209 +17,25 @@
 #ifndef ACCDMA_QUEUE_H
 #define ACCDMA_QUEUE_H
 
-#include <errno.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stddef.h>
+#include "queue/os.h"
 
 #include "include/accdma.h"
 
-#define Q_CACHELINE 64
-#define Q_MAX_REGIONS 256
-#define Q_MAX_ENGINES 16
-#define Q_MAX_QUEUES 64
-#define Q_MAX_DEVICES 1024
-#define Q_FW_VERSION 0x00010000u
-#define Q_WORLD_MAGIC 0xacc0d3a1u
+#include "queue/abi.h"
 
-/* Descriptor flags. */
-#define Q_DF_INTERNAL 0x1 /* library-internal op: zero length allowed (barrier) */
-
-/* Completion slot states. */
-enum q_slot_state {
-	Q_SLOT_FREE = 0,
-	Q_SLOT_RESERVED, /* taken by the host, not yet published */
-	Q_SLOT_POSTED,
-	Q_SLOT_DONE,
-};
-
-/**
- * struct q_desc - one descriptor. Memory is named by (key, offset, length).
- * Written by the host before the slot index is published on the sq ring;
- * the engine copies it before validating (it never re-reads it).
- */
-struct q_desc {
-	uint16_t kind;
-	uint16_t flags;
-	uint16_t num_deps;
-	uint16_t pad0;
-	int32_t peer;
-	uint32_t key;
-	uint64_t tag;
-	uint64_t seq;
-	uint64_t offset;
-	uint64_t length;
-	uint32_t remote_key;
-	uint32_t pad1;
-	uint64_t remote_offset;
-	uint64_t order; /* position in the queue's issue order (diagnostics) */
-	uint64_t fn;  /* exec: process-local function address (engine runs in the owner's process) */
-	uint64_t arg;
-	uint64_t deps[ACCDMA_MAX_DEPS];
-};
-
-/**
- * struct q_cpl - the completion record of one slot. @state moves
- * FREE -> RESERVED -> POSTED (host) -> DONE (any engine) -> RESERVED (the
- * queue's producer takes it again: q_slot_reusable()).
- * A done slot is reused once its @token is consumed and no dependent pins it
- * (@refs). The engine keeps no reference: publishing DONE is its last write
- * to the record. So completing an op and consuming its token are plain
- * stores, not locked instructions (a locked one waits for every store before
- * it, such as an eager send's line in another core's ring).
- */
-struct q_cpl {
-	_Atomic uint32_t state;
-	_Atomic uint32_t gen;
-	_Atomic uint32_t refs;  /* dependents' pins (q_slot_tryget) */
-	_Atomic uint32_t token; /* 1 while the op's token is live (not consumed) */
-	_Atomic uint32_t status;
-	_Atomic uint32_t stage;
-	_Atomic uint32_t cancel;
-	_Atomic uint32_t handoff; /* a waiting recv: its send is ready, the recv's engine copies */
-	_Atomic uint64_t bytes;
-} __attribute__((aligned(Q_CACHELINE)));
-
-/**
- * struct q_queue_sh - shared control of one queue: the host's fields and the
- * engine's fields each on a line of their own. Where its tables live is not
- * here: every process computes that itself (struct q_geom).
- */
-struct q_queue_sh {
-	_Atomic uint32_t sq_tail; /* host */
-	uint32_t pad;
-	_Atomic uint64_t submitted;
-	uint8_t pad_host[Q_CACHELINE - 16];
-	_Atomic uint32_t sq_head; /* engine */
-	uint32_t pad_e;
-	_Atomic uint64_t completed_own; /* by the owning engine: a plain add */
-	_Atomic uint64_t errors;
-	uint8_t pad_eng[Q_CACHELINE - 24];
-	/* Completions by other engines (a peer's, for an op that waited at the
-	 * rendezvous): a locked add, on its own line. q_queue_completed() sums. */
-	_Atomic uint64_t completed __attribute__((aligned(Q_CACHELINE)));
-} __attribute__((aligned(Q_CACHELINE)));
+_Static_assert(Q_MAX_DEPS == ACCDMA_MAX_DEPS, "a descriptor carries the API's dependencies");
 
 /** q_queue_completed() - ops of queue @qs completed so far, by any engine. */
 static inline uint64_t q_queue_completed(struct q_queue_sh *qs)
 {
-	return atomic_load(&qs->completed_own) + atomic_load(&qs->completed);
+	return os_load(&qs->completed_own, OS_SEQ_CST) + os_load(&qs->completed, OS_SEQ_CST);
 }
-
-/** struct q_engine_sh - one engine's doorbell and liveness. */
-struct q_engine_sh {
-	_Atomic uint32_t wake_seq;
-	_Atomic uint32_t sleeping;
-	_Atomic uint32_t running;
-	_Atomic uint32_t ack_epoch;
-	/* Counted every pass: on its own line, so that kickers reading `sleeping`
-	 * do not pull the line from a busy engine each time. */
-	_Atomic uint64_t heartbeats __attribute__((aligned(Q_CACHELINE)));
-	/* Deep sleeps that ran out and found work: wake-ups that never came. */
-	_Atomic uint64_t late_wakes;
-} __attribute__((aligned(Q_CACHELINE)));
-
-/** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
-struct q_region {
-	_Atomic uint32_t key;
-	uint32_t registered; /* caller's memory rather than device memory */
-	uint64_t size;
-	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
-};
-
-/** struct q_rdv - a rendezvous entry: the first of a send/recv pair to arrive waits here. */
-struct q_rdv {
-	uint32_t used;
-	uint16_t side;    /* ACCDMA_OP_SEND or ACCDMA_OP_RECV */
-	uint16_t failed;  /* non-zero: a marker left by a failed op, with this status */
-	int32_t src;      /* sending rank */
-	uint32_t key;     /* the arriving op's region */
-	uint64_t tag;
-	uint64_t seq;
-	uint64_t offset;
-	uint64_t length;
-	int32_t dev;      /* the arriving op's device, queue, slot */
-	uint16_t queue;
-	uint16_t pad;
-	uint32_t slot;
-	uint32_t pad2;
-};
-
-/* Bytes of one ring position. Two per cache line: a stream of small messages
- * costs the receiver one line for every two (BENCHMARKS.md section 17); a
- * build may set 64 to compare. */
-#ifndef Q_EAGER_SLOT_BYTES
-#define Q_EAGER_SLOT_BYTES 32
-#endif
-
-/**
- * struct q_eager_slot - one position of an eager (inline) ring. A message
- * takes q_eager_span(len) consecutive positions: its head carries what
- * matches it and the first Q_EAGER_HEAD_BYTES of payload, the positions after
- * it the rest of the payload, raw (Q_EAGER_CONT_BYTES each, wrapping at the
- * ring's end). The sender writes the payload and the head, then zeroes the
- * stamp of the position after the message, then stores the head's
- * q_eager_stamp(position) with release. A receiver only reads the stamp of
- * the position where the next head must be, and only after it has seen the
- * message before it: by then that stamp is 0 or the new head's, never raw
- * payload left from an earlier lap that could pass for a stamp. (The one
- * exception needs no zero: when the position after the message is the
- * oldest message not yet consumed, the slot holds that head, whose stamp is
- * an earlier lap's.)
- */
-struct q_eager_slot {
-	_Atomic uint32_t stamp;
-	uint32_t len;
-	uint64_t tag;
-	uint64_t seq;
-	uint8_t data[Q_EAGER_SLOT_BYTES - 24];
-} __attribute__((aligned(Q_EAGER_SLOT_BYTES)));
-
-#define Q_EAGER_HEAD_BYTES (Q_EAGER_SLOT_BYTES - 24) /* 8 */
-#define Q_EAGER_CONT_BYTES Q_EAGER_SLOT_BYTES        /* 32 */
-
-/* Ring sizes: positions per ring, a power of two. Small worlds get deep rings
- * (16 KiB a pair, and two positions per op of a queue when it holds more ops,
- * up to Q_EAGER_SLOTS_MAX positions and Q_EAGER_RINGS_BUDGET bytes of rings in
- * all), large ones shallow (4 KiB a pair: 16 MiB at 64 devices). The receiver's
- * held index stores positions in 16 bits: Q_EAGER_SLOTS_MAX stays below 32768. */
-#define Q_EAGER_SLOTS_SMALL_WORLD (16384 / Q_EAGER_SLOT_BYTES)
-#define Q_EAGER_SLOTS_LARGE_WORLD (4096 / Q_EAGER_SLOT_BYTES)
-#define Q_EAGER_SLOTS_PER_OP (Q_CACHELINE / Q_EAGER_SLOT_BYTES) /* a deep ring: a line per op of a queue */
-#define Q_EAGER_DEEP_MAX_DEVICES 16
-#define Q_EAGER_SLOTS_MAX 16384
-#define Q_EAGER_RINGS_BUDGET (16ull << 20)
 
 /** q_eager_slots_ok() - 1 if @slots is a ring size the layout can make (a power of two in range). */
 static inline int q_eager_slots_ok(uint32_t slots)
 {
 	return slots >= Q_EAGER_SLOTS_LARGE_WORLD && slots <= Q_EAGER_SLOTS_MAX && !(slots & (slots - 1));
 }
-
-/**
- * struct q_eager_ring - the eager ring of one ordered pair of devices, in the
- * receiver's block; q_world_sh.eager_slots slots follow the header line. The
- * sender alone writes @slots, the receiver alone @done: every position below
- * @done has been consumed. The receiver takes messages out of order (matching
- * is by tag and sequence), so @done stops at the oldest message no recv has
- * asked for yet; the sender never writes at or past @done + eager_slots, and
- * sends by rendezvous instead. A message costs the receiver the lines it
- * reads; @done is read by the sender only when its last look says the ring is full.
- */
-struct q_eager_ring {
-	_Atomic uint32_t done;
-	struct q_eager_slot slots[] __attribute__((aligned(Q_CACHELINE)));
-};
 
 /** q_eager_stamp() - the non-zero stamp of ring position @pos. */
 static inline uint32_t q_eager_stamp(uint32_t pos)
@@ -240,83 +56,6 @@ static inline uint64_t q_eager_ring_bytes(uint32_t slots)
 {
 	return Q_CACHELINE + (uint64_t)slots * sizeof(struct q_eager_slot);
 }
-
-/* struct q_dev_sh.lost: why a device's process is gone. */
-enum q_dev_lost { Q_DEV_ALIVE = 0, Q_DEV_LOST_CLOSED, Q_DEV_LOST_DIED };
-
-/* Mailbox commands. */
-enum q_mb_cmd { Q_MB_INFO = 1, Q_MB_HEALTH, Q_MB_RESET };
-
-/** struct q_mailbox - one request/response exchange between host and engine 0. */
-struct q_mailbox {
-	_Atomic uint32_t req_seq;
-	_Atomic uint32_t resp_seq;
-	uint32_t cmd;
-	int32_t result;
-	struct accdma_device_info info;
-	struct accdma_device_health health;
-};
-
-/** struct q_dev_sh - everything shared about one device. */
-struct q_dev_sh {
-	_Atomic uint32_t cq_seq;     /* bumped on every completion: host waiters sleep on it */
-	_Atomic uint32_t cq_waiters;
-	uint8_t pad0[Q_CACHELINE - 8];
-	struct q_mailbox mb;
-	/* set by the host at open; the mailbox reports them */
-	int32_t id;
-	int32_t numa_node;
-	uint64_t mem_size;
-	_Atomic uint64_t mem_used;
-	_Atomic uint32_t reset_epoch;
-	_Atomic uint32_t resets;
-	/* shm: the process that drives the device, and whether it is gone
-	 * (Q_DEV_LOST_*; set once, by that process at close or by a peer's monitor) */
-	_Atomic int32_t owner_pid;
-	_Atomic uint32_t lost;
-	uint32_t polled; /* set by the owner at boot: no engine thread, no host ever sleeps on it */
-	_Atomic uint32_t asym; /* set by the owner at boot: its sleepers issue q_sleep_fence()'s
-			  * membarrier, so kickers registered for it need no fence (q_kick_fence()) */
-	/* Written on every rendezvous: on lines of their own, away from the
-	 * read-mostly fields above that every peer's sends read.
-	 * The table's lock: 0 free, else the holder's device + 1, so that a
-	 * holder whose process died (its device marked lost) can be taken over
-	 * (fw_stub/match.c). A plain word, not a pthread mutex: nothing of a
-	 * lock that a peer can scribble on is ever followed as a pointer. */
-	_Atomic uint32_t rdv_lock __attribute__((aligned(Q_CACHELINE)));
-	uint32_t rdv_count;
-	/* Entries of sends (waiting, or failed markers) in the table: written
-	 * under the lock, read without it by parked recvs, which look in the
-	 * table only when it is not 0 (fw_eager_recv()). */
-	_Atomic uint32_t rdv_sends;
-	struct q_engine_sh engines[Q_MAX_ENGINES];
-	struct q_region regions[Q_MAX_REGIONS];
-} __attribute__((aligned(Q_CACHELINE)));
-
-/** struct q_world_sh - the arena header: the world's shape and its world-wide flags. */
-struct q_world_sh {
-	/* What the master laid out, for a joining process to compare with the
-	 * geometry it computed itself (struct q_geom): never used to navigate. */
-	uint32_t magic;
-	uint32_t fw_version;
-	uint32_t num_devices;
-	uint32_t queues;
-	uint32_t engines;
-	uint32_t depth;
-	uint32_t rdv_cap;
-	uint32_t eager_max; /* largest eager send in bytes; 0: no eager rings */
-	uint32_t eager_slots; /* positions per eager ring (0: no rings) */
-	uint32_t pad;
-	uint64_t size;
-	_Atomic uint32_t stop;
-	/* Set (after the device's q_dev_sh.lost) once any device is lost: the
-	 * engines' per-op check reads this read-mostly word first. */
-	_Atomic uint32_t lost_any;
-	/* A host thread waiting for tokens of several devices sleeps here: any
-	 * completion bumps it while someone waits (its own line: rarely written). */
-	_Atomic uint32_t any_seq __attribute__((aligned(Q_CACHELINE)));
-	_Atomic uint32_t any_waiters;
-} __attribute__((aligned(Q_CACHELINE)));
 
 /* ---- tokens ------------------------------------------------------------ */
 
@@ -515,11 +254,11 @@ void q_slot_put(struct q_cpl *c);
 static inline int q_slot_consume_token(struct q_cpl *c, int shared)
 {
 	if (shared)
-		return atomic_exchange_explicit(&c->token, 0, memory_order_seq_cst) ? 0 : -ESTALE;
-	if (!atomic_load_explicit(&c->token, memory_order_relaxed))
+		return os_exchange(&c->token, 0, OS_SEQ_CST) ? 0 : -ESTALE;
+	if (!os_load(&c->token, OS_RELAXED))
 		return -ESTALE;
 	/* release: the caller read the status before the slot can be reused */
-	atomic_store_explicit(&c->token, 0, memory_order_release);
+	os_store(&c->token, 0, OS_RELEASE);
 	return 0;
 }
 
@@ -532,13 +271,13 @@ static inline int q_slot_consume_token(struct q_cpl *c, int shared)
  */
 static inline int q_slot_reusable(struct q_cpl *c)
 {
-	uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+	uint32_t st = os_load(&c->state, OS_ACQUIRE);
 
 	if (st == Q_SLOT_FREE)
 		return 1;
 	/* seq_cst loads (plain on x86): token, then pins, against q_slot_tryget's order */
-	return st == Q_SLOT_DONE && !atomic_load_explicit(&c->token, memory_order_seq_cst) &&
-	       !atomic_load_explicit(&c->refs, memory_order_seq_cst);
+	return st == Q_SLOT_DONE && !os_load(&c->token, OS_SEQ_CST) &&
+	       !os_load(&c->refs, OS_SEQ_CST);
 }
 
 /**
@@ -547,19 +286,10 @@ static inline int q_slot_reusable(struct q_cpl *c)
  * instruction. Works for any width of _Atomic unsigned counter.
  */
 #define q_single_writer_add(c, d)                                                               \
-	atomic_store_explicit((c), atomic_load_explicit((c), memory_order_relaxed) + (d),         \
-			      memory_order_relaxed)
+	os_store((c), os_load((c), OS_RELAXED) + (d),         \
+			      OS_RELAXED)
 
 /* ---- doorbells and sleeping (doorbell.c) -------------------------------- */
-
-/**
- * q_futex_wait() - sleep while *@addr == @val, at most @timeout_ns (< 0: forever).
- * Return: 0 when woken or the value differs, -ETIMEDOUT, -EINTR.
- */
-int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns);
-
-/** q_futex_wake() - wake every sleeper on @addr. */
-void q_futex_wake(_Atomic uint32_t *addr);
 
 /*
  * Sleeping and waking is a Dekker pair: a kicker publishes work, then reads
@@ -577,12 +307,13 @@ void q_futex_wake(_Atomic uint32_t *addr);
  *
  * The membarrier can miss a CPU: Linux skips a CPU whose run queue says its
  * process is not registered, and a thread exiting there clears that mark
- * until a thread of another process runs on it (seen on 6.18:
- * tools/accdma-bw/probe/membarrier-probe.c). A kick from that CPU is then
+ * until a thread of another process runs on it
+ * (tools/accdma-bw/probe/membarrier-probe.c shows it). A kick from that CPU is then
  * fenced by nothing, and its store can still be on its way when the sleeper
  * looks. So no sleeper sleeps long on one look: it looks again after
- * Q_SLEEP_RECHECK_NS, when any store in flight has landed, and then every
- * check period (BENCHMARKS.md, "Library problems seen").
+ * Q_SLEEP_RECHECK_NS, when any store in flight has landed; an engine then
+ * sleeps on with a backstop look that backs off to once in two seconds
+ * (docs/design-notes.md, "No sleep is for good").
  */
 
 /* A sleeper's second look, after a first sleep this long (ns). */
@@ -628,7 +359,7 @@ void q_engine_wake(struct q_engine_sh *e);
  */
 static inline void q_engine_kick_fenced(struct q_engine_sh *e)
 {
-	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed))
+	if (os_load(&e->sleeping, OS_RELAXED))
 		q_engine_wake(e);
 }
 
@@ -656,19 +387,13 @@ static inline void q_engine_kick(struct q_dev_sh *d, uint32_t e)
 	q_device_kick(d, e, e + 1);
 }
 
-/**
- * q_now_ns() - a monotonic clock in nanoseconds.
- */
-uint64_t q_now_ns(void);
-
-/** q_cpu_relax() - a pause hint inside spin loops. */
-static inline void q_cpu_relax(void)
+/* The OS services under the names the host driver uses (queue/os.h). */
+static inline uint64_t q_now_ns(void) { return os_now_ns(); }
+static inline void q_cpu_relax(void) { os_cpu_relax(); }
+static inline int q_futex_wait(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
+	return os_wait32(addr, val, timeout_ns);
 }
+static inline void q_futex_wake(_Atomic uint32_t *addr) { os_wake32(addr); }
 
 #endif /* ACCDMA_QUEUE_H */

@@ -18,17 +18,16 @@
  * plain store. (q_slot_consume_token() and q_slot_reusable() are inline, in
  * queue.h.)
  */
-#include <errno.h>
 
 #include "queue/queue.h"
 
 int q_slot_tryget(struct q_cpl *c, uint32_t gen)
 {
-	atomic_fetch_add_explicit(&c->refs, 1, memory_order_seq_cst);
+	os_fetch_add(&c->refs, 1, OS_SEQ_CST);
 	/* Token before generation: a reused slot's live token is published after
 	 * its new generation, so a live token read here comes with the new one. */
-	if (!atomic_load_explicit(&c->token, memory_order_seq_cst) ||
-	    atomic_load_explicit(&c->gen, memory_order_acquire) != gen) {
+	if (!os_load(&c->token, OS_SEQ_CST) ||
+	    os_load(&c->gen, OS_ACQUIRE) != gen) {
 		q_slot_put(c);
 		return 0;
 	}
@@ -38,5 +37,5 @@ int q_slot_tryget(struct q_cpl *c, uint32_t gen)
 void q_slot_put(struct q_cpl *c)
 {
 	/* release: the dependent's reads of the slot come before its reuse */
-	atomic_fetch_sub_explicit(&c->refs, 1, memory_order_release);
+	os_fetch_sub(&c->refs, 1, OS_RELEASE);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - optional timestamps along a small message's round (BENCHMARKS.md,
- * "Where the round's time goes"; tools/accdma-bw/trace.sh).
+ * trace.h - optional timestamps along a small message's round, to see
+ * which step of it takes the time (tools/accdma-bw/trace.sh).
  *
  * Built with -DACCDMA_TRACE, each point appends (point, TSC) to a per-process
  * buffer that is written out at exit when ACCDMA_TRACE_OUT names a file

@@ -5,6 +5,8 @@
 #    an engine does to another device goes through fw_stub/peer.h;
 #  - driver/: the generic files name no transport: what differs is behind
 #    driver/transport.h, in driver/<transport>/;
+#  - queue/abi.h, the layout host and device share, has fixed-width fields only;
+#  - queue/, fw_stub/ and dma/ reach the OS only through queue/os.h;
 #  - fw_stub/'s files call each other in no cycle (check-calls.py).
 set -u
 cd "$(dirname "$0")/.."
@@ -24,6 +26,32 @@ if [ -n "$bad" ]; then
   echo "$bad"
   fail=1
 fi
+# queue/abi.h: fixed-width types only, no pointer, no public-API or pthread type,
+# and it compiles on its own
+bad=$(gcc -fpreprocessed -dD -E -P queue/abi.h 2>/dev/null |
+      grep -nE '\b(int|unsigned|long|short|char|size_t|bool|pthread_[a-z_]+|accdma_[a-z_]+)\b|\*')
+if [ -n "$bad" ] || ! echo '#include "queue/abi.h"' | gcc -std=c11 -Wall -Werror -fsyntax-only -I. -x c -; then
+  echo "check-seams: queue/abi.h must hold fixed-width fields only:"
+  echo "$bad"
+  fail=1
+fi
+# queue/, fw_stub/ and dma/ reach the OS only through queue/os.h: no file of
+# theirs but the OS layer's own (os.h, os_user*.c, abi.h's fixed-width types)
+# includes a system header
+bad=$(grep -n '#include <' queue/*.[ch] fw_stub/*.[ch] dma/*.[ch] |
+      grep -vE '^queue/(os\.h|os_user[a-z_]*\.c|abi\.h):')
+if [ -n "$bad" ]; then
+  echo "check-seams: a file includes a system header instead of queue/os.h:"
+  echo "$bad"
+  fail=1
+fi
+bad=$(grep -nE '\batomic_[a-z_]+\(|memory_order_|\b(pthread_[a-z_]+|sched_yield|syscall|malloc|calloc|free|getenv)\(' \
+      queue/*.[ch] fw_stub/*.[ch] dma/*.[ch] | grep -vE '^queue/(os\.h|os_user[a-z_]*\.c):')
+if [ -n "$bad" ]; then
+  echo "check-seams: a call that belongs behind queue/os.h (atomics with an explicit order, threads, memory):"
+  echo "$bad"
+  fail=1
+fi
 python3 tests/check-calls.py fw_stub fw_ || fail=1
-[ $fail = 0 ] && echo "check-seams: fw_stub/ and driver/ keep to their seams"
+[ $fail = 0 ] && echo "check-seams: transports, peer seam, layout, OS header and call graph hold"
 exit $fail

@@ -91,7 +91,7 @@
 #define DST_SIZE 16384
 /* The queue depth of the worlds that count on a full ring. Their rings have
  * POS positions (a line per op of a queue; deeper queues get deeper rings:
- * test_ring_depth), so it takes POS messages of one position (up to
+ * test_ring_geometry), so it takes POS messages of one position (up to
  * Q_EAGER_HEAD_BYTES) to fill one, posted a queue's worth at a time. */
 #define RING 256
 #define POS (RING * Q_EAGER_SLOTS_PER_OP)
@@ -270,14 +270,17 @@ static void run_send_first(const struct cfg *c, uint64_t len)
 	ctx[0] = 0;
 }
 
+/* The tests below that take a configuration run once for each (main()): *state. */
 static void test_send_first(void **state)
 {
+	run_send_first(*state, 8);
+	run_send_first(*state, 100); /* two slots */
+	run_send_first(*state, ACCDMA_EAGER_MAX_DEFAULT);
+}
+
+static void test_send_first_one_byte(void **state)
+{
 	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_send_first(&cfgs[i], 8);
-		run_send_first(&cfgs[i], 100); /* two slots */
-		run_send_first(&cfgs[i], ACCDMA_EAGER_MAX_DEFAULT);
-	}
 	run_send_first(&cfgs[0], 1);
 }
 
@@ -356,14 +359,15 @@ static void run_late_sender(const struct cfg *c, uint64_t len)
 
 static void test_recv_first(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_recv_first(&cfgs[i]);
-	for (int i = 0; i < 3; i++) {
-		run_late_sender(&cfgs[i], 8);
-		run_late_sender(&cfgs[i], 100);  /* two slots */
-		run_late_sender(&cfgs[i], 2000); /* rendezvous, same program */
-	}
+	run_recv_first(*state);
+}
+
+/* The first three configurations (main()). */
+static void test_late_sender(void **state)
+{
+	run_late_sender(*state, 8);
+	run_late_sender(*state, 100);  /* two slots */
+	run_late_sender(*state, 2000); /* rendezvous, same program */
 }
 
 /* A parked recv is looked at in every pass of its device: before its message,
@@ -415,9 +419,7 @@ static void run_parked_looks(const struct cfg *c)
 
 static void test_parked_looks(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_parked_looks(&cfgs[i]);
+	run_parked_looks(*state);
 }
 
 /* ---- 3. eager_max = 0, and a smaller eager_max ---------------------------- */
@@ -444,11 +446,8 @@ static void run_rendezvous_small(const struct cfg *c, int eager, uint64_t len)
 
 static void test_eager_off(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_rendezvous_small(&cfgs[i], 0, 8);
-		run_rendezvous_small(&cfgs[i], 0, 1);
-	}
+	run_rendezvous_small(*state, 0, 8);
+	run_rendezvous_small(*state, 0, 1);
 }
 
 static void test_eager_max_16(void **state)
@@ -684,9 +683,7 @@ static void run_overflow(const struct cfg *c)
 
 static void test_ring_overflow(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_overflow(&cfgs[i]);
+	run_overflow(*state);
 }
 
 /* ---- 5b. messages of several slots --------------------------------------- */
@@ -768,7 +765,7 @@ static void run_multi_slot_wrap(const struct cfg *c)
 }
 
 /* Above 16 devices the rings are shallow (128 positions), and a message may take an eighth (16). */
-static void test_multi_slot_small_rings(void)
+static void run_multi_slot_small_rings(void)
 {
 	enum { N = 17, MAX = Q_EAGER_HEAD_BYTES + (Q_EAGER_SLOTS_LARGE_WORLD / 8 - 1) * Q_EAGER_CONT_BYTES };
 	struct accdma_device_info info;
@@ -805,12 +802,14 @@ static void test_multi_slot_small_rings(void)
 
 static void test_multi_slot(void **state)
 {
+	run_multi_slot_fill(*state);
+	run_multi_slot_wrap(*state);
+}
+
+static void test_multi_slot_small(void **state)
+{
 	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_multi_slot_fill(&cfgs[i]);
-		run_multi_slot_wrap(&cfgs[i]);
-	}
-	test_multi_slot_small_rings();
+	run_multi_slot_small_rings();
 }
 
 /* ---- 5c. ring depth follows the queue depth ------------------------------ */
@@ -871,7 +870,7 @@ static void run_window_fits_ring(const struct cfg *c)
 	ctx[0] = 0;
 }
 
-static void test_ring_depth(void **state)
+static void test_ring_geometry(void **state)
 {
 	(void)state;
 	/* in bytes, so that a build with other positions (-DQ_EAGER_SLOT_BYTES=64) is checked too */
@@ -885,8 +884,11 @@ static void test_ring_depth(void **state)
 	ring_geometry(16, 4096, 32768 / S, ACCDMA_EAGER_MAX_DEFAULT);
 	/* large worlds stay shallow (4 KiB); a message takes an eighth, less the 24-byte header */
 	ring_geometry(17, 4096, 4096 / S, 4096 / 8 - 24);
-	for (int i = 0; i < NCFG; i++)
-		run_window_fits_ring(&cfgs[i]);
+}
+
+static void test_window_fits_ring(void **state)
+{
+	run_window_fits_ring(*state);
 }
 
 /* ---- ordering: tags share a pair's ring; issue order is not post order ---- */
@@ -1093,18 +1095,13 @@ static void run_forged_length(const struct cfg *c)
 
 static void test_stale_payload(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_stale_payload(&cfgs[i]);
-		run_forged_length(&cfgs[i]);
-	}
+	run_stale_payload(*state);
+	run_forged_length(*state);
 }
 
 static void test_tags_share_ring(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_tags_share_ring(&cfgs[i]);
+	run_tags_share_ring(*state);
 }
 
 /* A send held back by a dependency keeps its FIFO position: the next send,
@@ -1165,9 +1162,7 @@ static void run_dep_order(const struct cfg *c)
 
 static void test_dep_order(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_dep_order(&cfgs[i]);
+	run_dep_order(*state);
 }
 
 /* A device sending to itself, and two sources into one device on one tag. */
@@ -1305,12 +1300,9 @@ static void run_mixed(const struct cfg *c, enum mix_mode mode)
 
 static void test_mixed_sizes(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_mixed(&cfgs[i], MIX_SENDS_FIRST);
-		run_mixed(&cfgs[i], MIX_RECVS_FIRST);
-		run_mixed(&cfgs[i], MIX_HALF);
-	}
+	run_mixed(*state, MIX_SENDS_FIRST);
+	run_mixed(*state, MIX_RECVS_FIRST);
+	run_mixed(*state, MIX_HALF);
 }
 
 /* ---- 7. truncation ------------------------------------------------------------ */
@@ -1357,11 +1349,8 @@ static void run_truncation(const struct cfg *c, int recv_first)
 
 static void test_truncation(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_truncation(&cfgs[i], 0);
-		run_truncation(&cfgs[i], 1);
-	}
+	run_truncation(*state, 0);
+	run_truncation(*state, 1);
 }
 
 /* A parked recv (small, before its message) meets rendezvous sends: a 4 KiB
@@ -1418,11 +1407,8 @@ static void run_parked_rendezvous(const struct cfg *c, int poll)
 
 static void test_parked_rendezvous(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_parked_rendezvous(&cfgs[i], 1);
-		run_parked_rendezvous(&cfgs[i], 0);
-	}
+	run_parked_rendezvous(*state, 1);
+	run_parked_rendezvous(*state, 0);
 }
 
 /* ---- 8. cancel ------------------------------------------------------------------- */
@@ -1571,22 +1557,24 @@ static void run_full_queue_again(const struct cfg *c, int poll)
 
 static void test_cancel(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_cancel(&cfgs[i]);
-	for (int i = 0; i < 3; i++)
-		run_bad_recv(&cfgs[i]);
-	for (int i = 0; i < NCFG; i++)
-		run_bad_recv_first(&cfgs[i]);
+	run_cancel(*state);
+}
+
+/* The first three configurations (main()). */
+static void test_bad_recv(void **state)
+{
+	run_bad_recv(*state);
+}
+
+static void test_bad_recv_first(void **state)
+{
+	run_bad_recv_first(*state);
 }
 
 static void test_full_queue_again(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++) {
-		run_full_queue_again(&cfgs[i], 1);
-		run_full_queue_again(&cfgs[i], 0);
-	}
+	run_full_queue_again(*state, 1);
+	run_full_queue_again(*state, 0);
 }
 
 /* ---- 9. failed small sends ---------------------------------------------------------- */
@@ -1632,9 +1620,7 @@ static void run_failed_send(const struct cfg *c)
 
 static void test_failed_send(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NCFG; i++)
-		run_failed_send(&cfgs[i]);
+	run_failed_send(*state);
 }
 
 /* ---- 10. permutation stress ----------------------------------------------------------- */
@@ -2043,36 +2029,61 @@ static void test_env_and_opts(void **state)
 	ctx[0] = 0;
 }
 
+/* A configuration's name in case names. */
+static const char *cfg_name(const struct cfg *c)
+{
+	static char names[NCFG][32];
+	char *b = names[c - cfgs];
+
+	snprintf(b, sizeof(names[0]), "engines %d, queues %d", c->engines, c->queues);
+	return b;
+}
+
+/* One case with teardown_ctx; PER_CFG: one case per configuration (the first @n). */
+#define CASE(L, fn, arg, ...)                                                                \
+	do {                                                                                   \
+		th_case((L), (fn), (void *)(arg), __VA_ARGS__);                                \
+		(L)->t[(L)->n - 1].teardown_func = teardown_ctx;                               \
+	} while (0)
+#define PER_CFG(L, fn, n)                                                                    \
+	for (int i_ = 0; i_ < (n); i_++)                                                       \
+	CASE((L), fn, &cfgs[i_], #fn "/%s", cfg_name(&cfgs[i_]))
+
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_send_first, teardown_ctx),
-		cmocka_unit_test_teardown(test_recv_first, teardown_ctx),
-		cmocka_unit_test_teardown(test_parked_looks, teardown_ctx),
-		cmocka_unit_test_teardown(test_eager_off, teardown_ctx),
-		cmocka_unit_test_teardown(test_eager_max_16, teardown_ctx),
-		cmocka_unit_test_teardown(test_boundaries, teardown_ctx),
-		cmocka_unit_test_teardown(test_ring_overflow, teardown_ctx),
-		cmocka_unit_test_teardown(test_multi_slot, teardown_ctx),
-		cmocka_unit_test_teardown(test_ring_depth, teardown_ctx),
-		cmocka_unit_test_teardown(test_tags_share_ring, teardown_ctx),
-		cmocka_unit_test_teardown(test_stale_payload, teardown_ctx),
-		cmocka_unit_test_teardown(test_dep_order, teardown_ctx),
-		cmocka_unit_test_teardown(test_self_and_two_sources, teardown_ctx),
-		cmocka_unit_test_teardown(test_mixed_sizes, teardown_ctx),
-		cmocka_unit_test_teardown(test_truncation, teardown_ctx),
-		cmocka_unit_test_teardown(test_parked_rendezvous, teardown_ctx),
-		cmocka_unit_test_teardown(test_cancel, teardown_ctx),
-		cmocka_unit_test_teardown(test_full_queue_again, teardown_ctx),
-		cmocka_unit_test_teardown(test_failed_send, teardown_ctx),
-		cmocka_unit_test_teardown(test_permute_stress, teardown_ctx),
-		cmocka_unit_test_teardown(test_many_devices, teardown_ctx),
-		cmocka_unit_test_teardown(test_shm_ping, teardown_ctx),
-		cmocka_unit_test_teardown(test_env_and_opts, teardown_ctx),
-	};
+	struct th_cases t = { 0 };
 
 	if (argc == 7 && !strcmp(argv[1], "--shm-child"))
 		return shm_child(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	seed = th_seed();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	PER_CFG(&t, test_send_first, NCFG);
+	CASE(&t, test_send_first_one_byte, NULL, "test_send_first_one_byte");
+	PER_CFG(&t, test_recv_first, NCFG);
+	PER_CFG(&t, test_late_sender, 3);
+	PER_CFG(&t, test_parked_looks, NCFG);
+	PER_CFG(&t, test_eager_off, NCFG);
+	CASE(&t, test_eager_max_16, NULL, "test_eager_max_16");
+	CASE(&t, test_boundaries, NULL, "test_boundaries");
+	PER_CFG(&t, test_ring_overflow, NCFG);
+	PER_CFG(&t, test_multi_slot, NCFG);
+	CASE(&t, test_multi_slot_small, NULL, "test_multi_slot_small");
+	CASE(&t, test_ring_geometry, NULL, "test_ring_geometry");
+	PER_CFG(&t, test_window_fits_ring, NCFG);
+	PER_CFG(&t, test_tags_share_ring, NCFG);
+	PER_CFG(&t, test_stale_payload, NCFG);
+	PER_CFG(&t, test_dep_order, NCFG);
+	CASE(&t, test_self_and_two_sources, NULL, "test_self_and_two_sources");
+	PER_CFG(&t, test_mixed_sizes, NCFG);
+	PER_CFG(&t, test_truncation, NCFG);
+	PER_CFG(&t, test_parked_rendezvous, NCFG);
+	PER_CFG(&t, test_cancel, NCFG);
+	PER_CFG(&t, test_bad_recv, 3);
+	PER_CFG(&t, test_bad_recv_first, NCFG);
+	PER_CFG(&t, test_full_queue_again, NCFG);
+	PER_CFG(&t, test_failed_send, NCFG);
+	CASE(&t, test_permute_stress, NULL, "test_permute_stress");
+	CASE(&t, test_many_devices, NULL, "test_many_devices");
+	CASE(&t, test_shm_ping, NULL, "test_shm_ping");
+	CASE(&t, test_env_and_opts, NULL, "test_env_and_opts");
+	return th_run_cases("test_eager", &t, NULL, NULL);
 }

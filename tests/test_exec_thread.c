@@ -6,7 +6,7 @@
  * waiting thread, even when the wait is for another op: a lock that thread
  * holds is taken by its own thread (an error-checking mutex says EDEADLK
  * instead of hanging). It never runs inside accdma_post(). With engine
- * threads and ACCDMA_POLL=0 it runs only on an engine thread, so a function
+ * threads and host_poll = 0 it runs only on an engine thread, so a function
  * that takes a lock the waiter holds blocks until the waiter lets go, and
  * does not deadlock: the waiter's wait for an earlier op returns, it releases
  * the lock, and the function runs and sees what the waiter wrote under it.
@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 
 struct locker {
 	pthread_mutex_t lock; /* error-checking: a relock by its owner fails, not hangs */
@@ -120,11 +119,10 @@ static void test_engine_only_no_deadlock(void **state)
 	enum accdma_status st;
 	int rounds = th_iters(20);
 
-	assert_int_equal(setenv("ACCDMA_POLL", "0", 1), 0);
 	th_opts(&o, 1);
 	o.engines = 1;
+	o.host_poll = 0;
 	w = th_open_opts(&o);
-	unsetenv("ACCDMA_POLL");
 	for (int r = 0; r < rounds; r++) {
 		locker_init(&l);
 		l.holder = pthread_self();

@@ -397,7 +397,8 @@ static int diag_transients;
  * Let op @t (not consumed) complete, then assert its kind, status, length and
  * bytes moved from accdma_op_info(). accdma_op_info() can report stage DONE
  * with status OK and moved 0 for a moment before the completion is published
- * (driver/diag.c reads the stage word, which fw_complete() stores before the
+ * (driver/diag.c reads the stage word, which complete() in fw_stub/complete.c,
+ * behind fw_complete_own() and fw_complete_waiting(), stores before the
  * slot's state): such a reading is read again (bounded) and counted, so only
  * a final value that differs fails.
  */
@@ -552,28 +553,21 @@ static void run_pairs(const struct cfg *c, int self, int recv_first)
 	ctx[0] = 0;
 }
 
+/* The tests below run once per configuration: *state is its struct cfg (main()). */
 static void test_recv_first(void **state)
 {
-	int n;
-	const struct cfg *c = cfgs(&n);
+	run_pairs(*state, 0, 1);
+}
 
-	(void)state;
-	for (int i = 0; i < n; i++)
-		run_pairs(&c[i], 0, 1);
-	/* self-send: the device hands the copy to itself */
-	for (int i = 0; i < n; i++)
-		if (!quick || i < 2)
-			run_pairs(&c[i], 1, 1);
+/* self-send: the device hands the copy to itself */
+static void test_recv_first_self(void **state)
+{
+	run_pairs(*state, 1, 1);
 }
 
 static void test_send_first(void **state)
 {
-	int n;
-	const struct cfg *c = cfgs(&n);
-
-	(void)state;
-	for (int i = 0; i < n; i++)
-		run_pairs(&c[i], 0, 0);
+	run_pairs(*state, 0, 0);
 }
 
 /* ---- 2b. large and eager messages on one tag ---------------------------------- */
@@ -632,14 +626,8 @@ static void run_mixed(const struct cfg *c, int recv_first)
 
 static void test_mixed_eager(void **state)
 {
-	int n;
-	const struct cfg *c = cfgs(&n);
-
-	(void)state;
-	for (int i = 0; i < n; i++) {
-		run_mixed(&c[i], 1);
-		run_mixed(&c[i], 0);
-	}
+	run_mixed(*state, 1);
+	run_mixed(*state, 0);
 }
 
 /* ---- 3. permute rings ------------------------------------------------------- */
@@ -688,19 +676,22 @@ static void run_ring(const struct cfg *c, int n, int rounds, uint64_t len, struc
 	ctx[0] = 0;
 }
 
+static const struct cfg ring_cfgs[] = {
+	{ 0, 1, 0 }, { 1, 1, 0 }, { 2, 2, 0 }, { 1, 2, 1 },
+};
+#define NRING ((int)(sizeof(ring_cfgs) / sizeof(ring_cfgs[0])))
+/* A ring of @n devices in configuration @c: one case each (main()). */
+struct ring_case {
+	int n;
+	const struct cfg *c;
+};
+
 static void test_permute_ring(void **state)
 {
-	static const struct cfg ring_cfgs[] = {
-		{ 0, 1, 0 }, { 1, 1, 0 }, { 2, 2, 0 }, { 1, 2, 1 },
-	};
-	struct th_rng rng = { seed ^ 0x3333 };
-	int rounds = quick ? 3 : 20;
-	int ncfg = quick ? 3 : 4;
+	const struct ring_case *rc = *state;
+	struct th_rng rng = { seed ^ 0x3333 ^ ((uint64_t)rc->n << 8) ^ (uint64_t)(rc->c - ring_cfgs) };
 
-	(void)state;
-	for (int n = 2; n <= 4; n++)
-		for (int i = 0; i < ncfg; i++)
-			run_ring(&ring_cfgs[i], n, rounds, 2 * MIB, &rng);
+	run_ring(rc->c, rc->n, quick ? 3 : 20, 2 * MIB, &rng);
 }
 
 /* ---- 4. a window of rounds posted at once ----------------------------------- */
@@ -760,13 +751,11 @@ static void run_window(const struct cfg *c, uint64_t len, struct th_rng *rng)
 
 static void test_window(void **state)
 {
-	int n;
-	const struct cfg *c = cfgs(&n);
-	struct th_rng rng = { seed ^ 0x4444 };
+	const struct cfg *c = *state;
+	struct th_rng rng = { seed ^ 0x4444 ^ ((uint64_t)c->engines << 8) ^ ((uint64_t)c->queues << 4) ^
+			      (uint64_t)c->nopoll };
 
-	(void)state;
-	for (int i = 0; i < n; i++)
-		run_window(&c[i], quick ? HANDOFF_MIN : 2 * MIB, &rng);
+	run_window(c, quick ? HANDOFF_MIN : 2 * MIB, &rng);
 }
 
 /* ---- 5. truncation ------------------------------------------------------------ */
@@ -987,15 +976,11 @@ static const struct cfg race_cfgs[] = {
 };
 #define NRACE ((int)(sizeof(race_cfgs) / sizeof(race_cfgs[0])))
 
+/* Once per race configuration (*state; the first three in quick mode). */
 static void test_cancel_race(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NRACE; i++) {
-		if (quick && i >= 3)
-			break;
-		run_cancel_recv(&race_cfgs[i], quick ? 12 : 50);
-		run_cancel_send(&race_cfgs[i], quick ? 4 : 20);
-	}
+	run_cancel_recv(*state, quick ? 12 : 50);
+	run_cancel_send(*state, quick ? 4 : 20);
 }
 
 /* ---- 7. reset races --------------------------------------------------------------- */
@@ -1065,15 +1050,11 @@ static void run_reset_race(const struct cfg *c, int victim, int iters)
 	ctx[0] = 0;
 }
 
+/* Once per race configuration, as test_cancel_race. */
 static void test_reset_race(void **state)
 {
-	(void)state;
-	for (int i = 0; i < NRACE; i++) {
-		if (quick && i >= 3)
-			break;
-		run_reset_race(&race_cfgs[i], 1, quick ? 5 : 20);
-		run_reset_race(&race_cfgs[i], 0, quick ? 3 : 10);
-	}
+	run_reset_race(*state, 1, quick ? 5 : 20);
+	run_reset_race(*state, 0, quick ? 3 : 10);
 }
 
 /* ---- 9. the handoff state held open: the receiver's engine kept busy --------------- */
@@ -1536,28 +1517,70 @@ static void test_shm(void **state)
 	}
 }
 
+/* A configuration's name in case names: "engines 1, queues 2, no polling". */
+static const char *cfg_name(const struct cfg *c)
+{
+	static char names[64][48];
+	static int next;
+	char *b = names[next++ % 64];
+
+	snprintf(b, sizeof(names[0]), "engines %d, queues %d%s", c->engines, c->queues,
+		 c->nopoll ? ", no polling" : "");
+	return b;
+}
+
+/* Add a case with teardown_ctx. */
+#define CASE(L, fn, arg, ...)                                                                \
+	do {                                                                                   \
+		th_case((L), (fn), (void *)(arg), __VA_ARGS__);                                \
+		(L)->t[(L)->n - 1].teardown_func = teardown_ctx;                               \
+	} while (0)
+
+/* One case per test and configuration, so that a failure names its configuration. */
+static void add_cases(struct th_cases *t)
+{
+	static struct ring_case rings[3 * NRING];
+	int n, nr = 0, nrace = quick ? 3 : NRACE;
+	const struct cfg *c = cfgs(&n);
+
+	for (int i = 0; i < n; i++)
+		CASE(t, test_recv_first, &c[i], "test_recv_first/%s", cfg_name(&c[i]));
+	for (int i = 0; i < (quick ? 2 : n); i++)
+		CASE(t, test_recv_first_self, &c[i], "test_recv_first_self/%s", cfg_name(&c[i]));
+	for (int i = 0; i < n; i++)
+		CASE(t, test_send_first, &c[i], "test_send_first/%s", cfg_name(&c[i]));
+	for (int i = 0; i < n; i++)
+		CASE(t, test_mixed_eager, &c[i], "test_mixed_eager/%s", cfg_name(&c[i]));
+	for (int d = 2; d <= 4; d++)
+		for (int i = 0; i < (quick ? 3 : NRING); i++, nr++) {
+			rings[nr] = (struct ring_case){ d, &ring_cfgs[i] };
+			CASE(t, test_permute_ring, &rings[nr], "test_permute_ring/%d devices, %s", d,
+			     cfg_name(&ring_cfgs[i]));
+		}
+	for (int i = 0; i < n; i++)
+		CASE(t, test_window, &c[i], "test_window/%s", cfg_name(&c[i]));
+	CASE(t, test_truncation, NULL, "test_truncation");
+	for (int i = 0; i < nrace; i++)
+		CASE(t, test_cancel_race, &race_cfgs[i], "test_cancel_race/%s", cfg_name(&race_cfgs[i]));
+	for (int i = 0; i < nrace; i++)
+		CASE(t, test_reset_race, &race_cfgs[i], "test_reset_race/%s", cfg_name(&race_cfgs[i]));
+	th_case(t, test_held_handoff, NULL, "test_held_handoff");
+	t->t[t->n - 1].teardown_func = teardown_blocked2;
+	CASE(t, test_shm, NULL, "test_shm");
+}
+
 int main(int argc, char **argv)
 {
+	struct th_cases cases = { 0 };
 	int rc;
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_recv_first, teardown_ctx),
-		cmocka_unit_test_teardown(test_send_first, teardown_ctx),
-		cmocka_unit_test_teardown(test_mixed_eager, teardown_ctx),
-		cmocka_unit_test_teardown(test_permute_ring, teardown_ctx),
-		cmocka_unit_test_teardown(test_window, teardown_ctx),
-		cmocka_unit_test_teardown(test_truncation, teardown_ctx),
-		cmocka_unit_test_teardown(test_cancel_race, teardown_ctx),
-		cmocka_unit_test_teardown(test_reset_race, teardown_ctx),
-		cmocka_unit_test_teardown(test_held_handoff, teardown_blocked2),
-		cmocka_unit_test_teardown(test_shm, teardown_ctx),
-	};
 
 	if (argc == 7 && !strcmp(argv[1], "--shm-child"))
 		return shm_child(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
 				 strtoll(argv[6], NULL, 10));
-	quick = UNDER_TSAN || (getenv("ACCDMA_TEST_QUICK") && *getenv("ACCDMA_TEST_QUICK"));
+	quick = UNDER_TSAN || th_quick();
 	seed = th_seed();
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	add_cases(&cases);
+	rc = th_run_cases("test_handoff", &cases, NULL, NULL);
 	if (diag_transients)
 		print_message("accdma_op_info said stage DONE before the final status/moved %d "
 			      "time(s) (read again)\n",

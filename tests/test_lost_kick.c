@@ -3,12 +3,12 @@
  * test_lost_kick.c - a wake-up that never comes costs a check period, not a hang.
  *
  * Wake-ups across processes rely on fences (queue/doorbell.c), and one was
- * seen to go missing over shm (BENCHMARKS.md, "Library problems seen"): the
+ * seen to go missing over shm (docs/perf/2026-12-01.md, "Library problems seen"): the
  * receiver's engine slept with its recv parked and the message in its ring.
  * (The kernel's membarrier can skip the kicker's CPU; the engine's look after
  * 50 us covers a kick that raced its sleep: test_racing_kick. This test drops
- * a kick long after the engine fell asleep, which only the 10 ms check period
- * covers.)
+ * a kick long after the engine fell asleep, which only the backstop look
+ * covers: first after 10 ms, then backing off.)
  * Here the fault point "kick" drops the doorbell an eager send rings at its
  * receiver, with ACCDMA_SPIN_US=0 (an idle engine sleeps at once) and
  * ACCDMA_POLL=0 (a waiting host never does the engine's work), in five

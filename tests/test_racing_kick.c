@@ -9,7 +9,7 @@
  * shm, when the kernel's membarrier misses the kicker's CPU: queue/queue.h).
  * The engine then looks again after its first, short sleep
  * (Q_SLEEP_RECHECK_NS), and that look is not counted as a late wake-up; only
- * work found after a full check period is (test_lost_kick covers that one).
+ * work found by a later backstop look is (test_lost_kick covers that one).
  *
  * Here the race is made to happen, each time: the race-injection point
  * fw_sleep_race_set() stops device 1's engine after its last look before
@@ -112,6 +112,10 @@ static void test_racing_kick(void **state)
 		assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kd, 0, 8, NULL, 0, &r), 0);
 		wait_parked(w, r);
 		atomic_store(&race.armed, 1);
+		/* It may be asleep past its race point already (an idle engine
+		 * sleeps on until kicked): a kick with no work sends it round,
+		 * through the point, once more. */
+		q_engine_kick(q_dev(&w->a, 1), 0);
 		assert_int_equal(sem_wait_guarded(&race.at_point), 0);
 		/* The engine has looked and found nothing; now the message lands unannounced. */
 		fw_fault_arm(FW_FAULT_KICK, 1);

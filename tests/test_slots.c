@@ -34,12 +34,7 @@ static const struct cfg cfgs[] = {
 	{ 2, 0, "2 queues, polled" },
 };
 
-/* Run one scenario in every configuration. */
-static void for_each_cfg(void (*run)(const struct cfg *c))
-{
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
-		run(&cfgs[i]);
-}
+#define NCFG ((int)(sizeof(cfgs) / sizeof(cfgs[0])))
 
 static accdma_world *open_cfg(const struct cfg *c, int depth)
 {
@@ -107,10 +102,10 @@ static void run_pin_holds(const struct cfg *c)
 	th_close(w);
 }
 
+/* One case per configuration: *state is its struct cfg. */
 static void test_pin_holds_consumed_slot(void **state)
 {
-	(void)state;
-	for_each_cfg(run_pin_holds);
+	run_pin_holds(*state);
 }
 
 /* E is done (a fence after it completed) but its token is live: its slot and
@@ -138,10 +133,10 @@ static void run_done_unconsumed(const struct cfg *c)
 	th_close(w);
 }
 
+/* One case per configuration: *state is its struct cfg. */
 static void test_done_unconsumed_keeps_slot(void **state)
 {
-	(void)state;
-	for_each_cfg(run_done_unconsumed);
+	run_done_unconsumed(*state);
 }
 
 /* A recv whose token was released while pending keeps its slot until it
@@ -176,10 +171,10 @@ static void run_released_pending(const struct cfg *c)
 	th_close(w);
 }
 
+/* One case per configuration: *state is its struct cfg. */
 static void test_released_pending_keeps_slot(void **state)
 {
-	(void)state;
-	for_each_cfg(run_released_pending);
+	run_released_pending(*state);
 }
 
 /* Another queue's producer pins the tokens its owner consumes meanwhile. */
@@ -234,13 +229,13 @@ static void *pinner(void *arg)
 	return NULL;
 }
 
+/* Configurations with two queues only (*state). */
 static void test_pin_races_consume(void **state)
 {
-	(void)state;
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
-		if (cfgs[i].queues < 2)
-			continue;
-		struct race rc = { .w = open_cfg(&cfgs[i], DEPTH), .iters = th_iters(3000) };
+	const struct cfg *c = *state;
+
+	{
+		struct race rc = { .w = open_cfg(c, DEPTH), .iters = th_iters(3000) };
 		pthread_t a, b;
 
 		atomic_init(&rc.pub, 0);
@@ -249,7 +244,7 @@ static void test_pin_races_consume(void **state)
 		assert_int_equal(pthread_create(&a, NULL, owner, &rc), 0);
 		pthread_join(a, NULL);
 		pthread_join(b, NULL);
-		print_message("  %s: %d pins held, %d found consumed\n", cfgs[i].name, rc.pinned,
+		print_message("  %s: %d pins held, %d found consumed\n", c->name, rc.pinned,
 			      rc.stale);
 		th_close(rc.w);
 	}
@@ -257,12 +252,21 @@ static void test_pin_races_consume(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pin_holds_consumed_slot),
-		cmocka_unit_test(test_done_unconsumed_keeps_slot),
-		cmocka_unit_test(test_released_pending_keeps_slot),
-		cmocka_unit_test(test_pin_races_consume),
-	};
+	struct th_cases cases = { 0 };
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	for (int i = 0; i < NCFG; i++) {
+		void *c = (void *)&cfgs[i];
+
+		th_case(&cases, test_pin_holds_consumed_slot, c, "test_pin_holds_consumed_slot/%s",
+			cfgs[i].name);
+		th_case(&cases, test_done_unconsumed_keeps_slot, c,
+			"test_done_unconsumed_keeps_slot/%s", cfgs[i].name);
+		th_case(&cases, test_released_pending_keeps_slot, c,
+			"test_released_pending_keeps_slot/%s", cfgs[i].name);
+	}
+	for (int i = 0; i < NCFG; i++)
+		if (cfgs[i].queues >= 2)
+			th_case(&cases, test_pin_races_consume, (void *)&cfgs[i],
+				"test_pin_races_consume/%s", cfgs[i].name);
+	return th_run_cases("test_slots", &cases, NULL, NULL);
 }

@@ -351,15 +351,16 @@ static void *rounds_fn(void *p)
 	return NULL;
 }
 
+/* One case per engine count (*state): 1 (one queue) and 2 (two queues, one each). */
 static void test_rounds_race_engines(void **state)
 {
+	int engines = *(const int *)*state;
 	struct accdma_world_opts o;
 	struct round_arg a[2];
 	pthread_t th[2];
 	accdma_world *w;
 
-	(void)state;
-	for (int engines = 1; engines <= 2; engines++) {
+	{
 		th_opts(&o, 2);
 		o.engines = engines;
 		o.queues = engines;
@@ -382,15 +383,18 @@ static void test_rounds_race_engines(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_send_leaves_at_post),
-		cmocka_unit_test(test_busy_queue_left_to_pass),
-		cmocka_unit_test(test_back_to_back_posts_batch),
-		cmocka_unit_test(test_full_ring_at_post),
-		cmocka_unit_test(test_fence_holds_post),
-		cmocka_unit_test(test_large_send_not_started_at_post),
-		cmocka_unit_test(test_rounds_race_engines),
-	};
+	static const int engines[] = { 1, 2 };
+	struct th_cases cases = { 0 };
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	th_case(&cases, test_small_send_leaves_at_post, NULL, "test_small_send_leaves_at_post");
+	th_case(&cases, test_busy_queue_left_to_pass, NULL, "test_busy_queue_left_to_pass");
+	th_case(&cases, test_back_to_back_posts_batch, NULL, "test_back_to_back_posts_batch");
+	th_case(&cases, test_full_ring_at_post, NULL, "test_full_ring_at_post");
+	th_case(&cases, test_fence_holds_post, NULL, "test_fence_holds_post");
+	th_case(&cases, test_large_send_not_started_at_post, NULL,
+		"test_large_send_not_started_at_post");
+	for (int i = 0; i < 2; i++)
+		th_case(&cases, test_rounds_race_engines, (void *)&engines[i],
+			"test_rounds_race_engines/%d engines", engines[i]);
+	return th_run_cases("test_submit", &cases, NULL, NULL);
 }

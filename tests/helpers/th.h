@@ -146,4 +146,26 @@ int th_iters(int dflt);
 		_fail(__FILE__, __LINE__);                                                     \
 	} while (0)
 
+/* ---- cases --------------------------------------------------------- */
+
+/* Every test binary takes a case-name filter (th_cases.c): its first argument
+ * if that is not an option, else ACCDMA_TEST_FILTER; ACCDMA_TEST_SKIP skips
+ * what it matches (cmocka patterns: * and ?). NULL: no filter. */
+const char *th_test_filter(void);
+/* Quick mode: ACCDMA_TEST_QUICK set and not "0" (smaller loops, for sanitizer runs). */
+int th_quick(void);
+
+/* A case list built at run time, so that a test run in several configurations
+ * reports each as its own case (named, say, "test_x/2 queues, polled"), which
+ * a failure names and the filter can pick. The case's *state is @arg. */
+struct th_cases {
+	struct CMUnitTest *t;
+	int n, cap;
+};
+void th_case(struct th_cases *c, CMUnitTestFunction fn, void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Run the list as one group (as cmocka_run_group_tests) and free it. */
+int th_run_cases(const char *group, struct th_cases *c, CMFixtureFunction setup,
+		 CMFixtureFunction teardown);
+
 #endif

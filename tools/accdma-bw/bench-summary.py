@@ -41,7 +41,7 @@ for rd in rounds:
     if mm: add(("peers", "ucx tag_bw 4M GB/s", ""), float(mm.group(1)) / 1000)
     mm = re.search(r"^ucx tag_lat 8 ([\d.]+) us", pt, re.M)
     if mm: add(("peers", "ucx tag_lat 8 us one way", ""), float(mm.group(1)))
-# regime of each round (see BENCHMARKS.md, noise): OpenMPI's 8-byte round of the same round
+# regime of each round (docs/perf/2026-12-01.md, "Set-up, and the noise"): OpenMPI's 8-byte round of the same round
 # is 0.13-0.16 us when the two vCPUs sit on nearby cores and ~0.40 us when they do not
 near = [v < 0.25 for v in vals.get(("peers", "openmpi permute 8 us", ""), [])]
 

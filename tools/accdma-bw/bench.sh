@@ -32,7 +32,7 @@ measures=(
 [ -n "${BENCH_CONFIGS:-}" ] && IFS=';' read -r -a configs <<< "$BENCH_CONFIGS"
 [ -n "${BENCH_MEASURES:-}" ] && IFS=';' read -r -a measures <<< "$BENCH_MEASURES"
 mkdir -p "$out"
-# vCPU probe: are both vCPUs really running at once right now? (see BENCHMARKS.md, noise)
+# vCPU probe: are both vCPUs really running at once right now? (docs/perf/2026-12-01.md, "Set-up, and the noise")
 gcc -O2 -pthread -o "$out/vcpu-probe" tools/accdma-bw/probe/vcpu-probe.c || exit 1
 for ((r = 1; r <= rounds; r++)); do
 	d=$out/r$r

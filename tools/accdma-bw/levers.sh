@@ -1,6 +1,6 @@
 #!/bin/bash
 # The levers issue 4 names, each turned off against the default, rounds interleaved
-# (BENCHMARKS.md, "The levers, on and off"):
+# (docs/perf/2026-12-01.md, section 7):
 #   bash tools/accdma-bw/levers.sh [rounds=21] [outdir=build/levers]
 #   python3 tools/accdma-bw/levers-summary.py build/levers/res.csv
 # Builds two variants of this tree beside the default one:
@@ -8,7 +8,7 @@
 #   nospin  a waiting host polls 16 times, then sleeps (WAIT_SPIN_NS=0);
 # and runs a third, engspin0, as the default binary with ACCDMA_SPIN_US=0 (an
 # idle engine thread sleeps at once). Every round reads the vCPU probe first
-# (near/far, BENCHMARKS.md "Set-up"), then runs every variant on every measure,
+# (near/far, docs/perf/2026-12-01.md, "Set-up"), then runs every variant on every measure,
 # the order reversed on even rounds. Output: OUT/res.csv, one accdma-bw CSV row
 # per line behind "round,state,variant,launcher,".
 set -u

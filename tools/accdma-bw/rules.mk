@@ -20,9 +20,14 @@ $(B)/accdma-bw: $(BW_OBJS) $(B)/libaccdma.a
 # tests/test_bw_plan.c includes the plan builder's sources
 $(B)/tests/test_bw_plan: tools/accdma-bw/pattern.c tools/accdma-bw/opts.c $(BW_HDRS)
 
-# The same 8-byte permute with nothing around the calls (BENCHMARKS.md: what accdma-bw costs)
+# The same 8-byte permute with nothing around the calls (what accdma-bw's own loop costs)
 ALL_TARGETS += $(B)/bare-loop
 $(B)/bare-loop: tools/accdma-bw/probe/bare-loop.c $(B)/libaccdma.a include/accdma.h
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
+
+# CPU an open world with nothing posted uses, at 2..1024 devices (BENCHMARKS.md)
+ALL_TARGETS += $(B)/idle-cpu
+$(B)/idle-cpu: tools/accdma-bw/probe/idle-cpu.c $(B)/libaccdma.a include/accdma.h
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
 # Smoke sweep: every pattern, chain and fence modes, a few sizes (including one that
@@ -97,7 +102,7 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	  NR > 1 { n++; if (!($$17 > 0 && $$17 <= $$18 && $$18 <= $$20 && $$20 <= $$21 && $$22 == 1)) ok = 0 } END { exit !(ok && n == 2) }'; \
 	$(BW_SMOKE) --json --latency --pattern permute --size 8 | grep -Eq '"p999_us": [0-9.]+, "max_us": [0-9.]+, "verified": true'; \
 	echo "== trace.sh's parts: the ACCDMA_TRACE buffer compiles, trace-summary.py on known traces"; \
-	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/trace.c; \
+	$(CC) $(CFLAGS) -DACCDMA_TRACE -c -o $(B)/obj/queue/trace-on.o queue/os_user_trace.c; \
 	python3 tools/accdma-bw/trace-summary-test.py; \
 	echo "== bench-ratio.py on a made-up set: per-round ratios against a base configuration"; \
 	python3 tools/accdma-bw/bench-ratio-test.py; \

@@ -860,7 +860,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 		if (!v)
 			return -1;
 		/* The mean from rounds with no clock read among them, as OpenMPI's
-		 * and OSU's loops time theirs (a TSC read costs ~9 ns here); then
+		 * and OSU's loops time theirs (a TSC read would be part of the mean); then
 		 * the same number of rounds again, each timed, for p50 and p99. */
 		t0 = bw_now();
 		if (loop_one_at_a_time(c, iters, 0, NULL, iter)) {

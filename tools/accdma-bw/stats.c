@@ -21,8 +21,8 @@ uint64_t bw_ticks(void)
 {
 #if defined(__x86_64__)
 	/* The time-stamp counter, as perftest and ucx_perftest time each
-	 * iteration: a clock_gettime() costs ~20 ns here, the TSC ~10. Its
-	 * rate is measured against bw_now() over the same loop. */
+	 * iteration: it costs about half a clock_gettime(). Its rate is
+	 * measured against bw_now() over the same loop. */
 	return __rdtsc();
 #else
 	struct timespec t;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Where the 8-byte round's time goes (BENCHMARKS.md, "Where the round's time goes"):
+# Where the 8-byte round's time goes (docs/perf/2026-12-01.md, section 8):
 #   bash tools/accdma-bw/trace.sh [rounds=3] [outdir=build/trace]
 # Builds this tree with -DACCDMA_TRACE (queue/trace.h: a TSC read at six steps of
 # a post-then-wait round) into OUTDIR, then, for each round, reads the vCPU

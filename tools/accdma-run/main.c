@@ -16,8 +16,8 @@
  * --bind core (the default when there are no more ranks than CPUs the
  * launcher may use) pins rank r, with its engine threads, to the r-th of
  * those CPUs, as mpirun does by default for small jobs: two ranks that the
- * scheduler puts on one CPU for a while take turns through every hand-off
- * (a 5 us round in 1 % of rounds or more, here). --bind none leaves
+ * scheduler puts on one CPU for a while take turns through every hand-off,
+ * which turns a sub-microsecond round into a time slice. --bind none leaves
  * placement to the scheduler.
  */
 #include <errno.h>

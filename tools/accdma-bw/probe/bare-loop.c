@@ -6,7 +6,7 @@
  * post an iteration's ops with one accdma_post(), wait for the oldest
  * iteration with one accdma_wait_all(), check the statuses, nothing else.
  * Beside accdma-bw's figures it says what accdma-bw's own loop costs
- * (BENCHMARKS.md, "What accdma-bw itself costs"). Every device sends first,
+ * (docs/perf/2026-12-01.md, section 9). Every device sends first,
  * or with `evenodd` odd devices receive first, as accdma-bw orders a ring;
  * the last iteration's payload is checked.
  *

@@ -31,11 +31,11 @@ static uint64_t entries[TRACE_MAX];
 static _Atomic uint32_t count;
 static uint64_t tsc0, ns0;
 
-/* Plain RDTSC (~3 ns here): it is not ordered after earlier loads, so a
- * point right after a load that misses may be stamped before the miss is
- * served. Near that moves little; far, the found message's miss (~110 ns)
- * shows up after the "landed" point. RDTSCP orders it but costs ~13 ns a
- * point and stretched the near round from ~125 to ~240 ns: worse. */
+/* Plain RDTSC: it is not ordered after earlier loads, so a point right after
+ * a load that misses may be stamped before the miss is served (the found
+ * message's miss shows up after the "landed" point). RDTSCP orders it but
+ * costs several times as much a point, which stretches the round it measures
+ * by more than that error. */
 static uint64_t ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
