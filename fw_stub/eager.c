@@ -362,8 +362,7 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 			fw_eager_unlock(fd, &fd->eager_rx_lock);
 			if (op->state != FW_OP_PARKED) {
 				op->state = FW_OP_PARKED;
-				os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER,
-						      OS_RELAXED);
+				os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 			}
 			return FW_ARRIVE_WAIT;
 		}

@@ -53,8 +53,7 @@ static int rdv_lock(struct fw_device *fd, struct q_dev_sh *d)
 	uint32_t me = fd->id + 1, v = 0;
 
 	for (uint32_t n = 1;; n++) {
-		if (os_cas_weak(&d->rdv_lock, &v, me, OS_ACQUIRE,
-							  OS_RELAXED))
+		if (os_cas_weak(&d->rdv_lock, &v, me, OS_ACQUIRE, OS_RELAXED))
 			return 0;
 		if (v == 0)
 			continue;

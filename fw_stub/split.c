@@ -33,8 +33,7 @@ static int take_chunk(struct fw_split *j)
 	do {
 		if (word_idx(w) >= word_nchunks(w))
 			return 0;
-	} while (!os_cas_weak(&j->next, &w, w + 1, OS_ACQ_REL,
-							OS_ACQUIRE));
+	} while (!os_cas_weak(&j->next, &w, w + 1, OS_ACQ_REL, OS_ACQUIRE));
 	idx = word_idx(w);
 	off = idx * SPLIT_CHUNK;
 	len = j->len - off < SPLIT_CHUNK ? j->len - off : SPLIT_CHUNK;

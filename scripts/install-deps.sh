@@ -4,10 +4,13 @@
 #   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot),
 #              python3 (accdma-bw's trace-summary check, man/gen-man3.py),
 #              groff-base, man-db (the manual pages' check and `man`)
+#   torch:     python3-torch libtorch-dev pybind11-dev python3-pytest (the accdma_torch
+#              backend, torch/; optional: TORCH=1, which .ci/run sets)
 #   peers:     openmpi-bin libopenmpi-dev ucx-utils (the peers of BENCHMARKS.md; optional: PEERS=1)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
 pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3 groff-base man-db"
+[ "${TORCH:-0}" = 1 ] && pkgs="$pkgs python3-torch libtorch-dev pybind11-dev python3-pytest"
 [ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
 missing=""
 for p in $pkgs; do

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// module.cpp - the Python module accdma_torch._C: the process group's
+// class (a c10d ProcessGroup to Python) and the functions the package's
+// creator and shutdown call.
+#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "pg.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "accdma as a torch.distributed backend (the C++ half of accdma_torch)";
+  py::object base = py::module::import("torch._C._distributed_c10d").attr("ProcessGroup");
+  py::class_<accdma_torch::ProcessGroupAccdma, c10d::ProcessGroup,
+             c10::intrusive_ptr<accdma_torch::ProcessGroupAccdma>>(m, "ProcessGroupAccdma")
+      .def("broken_reason", &accdma_torch::ProcessGroupAccdma::broken_reason,
+           "Why the group is broken, or '' while it is usable.")
+      .def("buffered_bytes", &accdma_torch::ProcessGroupAccdma::buffered_bytes,
+           "Bytes of sends held in device memory until their recvs match.")
+      .def_property_readonly("send_bound",
+                             [](accdma_torch::ProcessGroupAccdma& pg) {
+                               return pg.group()->send_bound;
+                             })
+      .def_property_readonly("world_device", [](accdma_torch::ProcessGroupAccdma& pg) {
+        return pg.group()->aw->dev;
+      });
+  m.def(
+      "create",
+      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+         std::vector<int64_t> globals, int64_t timeout_ms) {
+        return accdma_torch::create(store, rank, size, std::move(globals), timeout_ms);
+      },
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("global_ranks"),
+      py::arg("timeout_ms"), py::call_guard<py::gil_scoped_release>(),
+      "Create the accdma process group of (rank, size) over store.");
+  m.def(
+      "empty",
+      [](accdma_torch::ProcessGroupAccdma& pg, std::vector<int64_t> sizes, py::object dtype) {
+        return accdma_torch::empty(pg, sizes, torch::python::detail::py_object_to_dtype(dtype));
+      },
+      py::arg("pg"), py::arg("sizes"), py::arg("dtype"),
+      "A zeroed tensor in the group's device memory (no staging copy when sent or received).");
+  m.def("shutdown", &accdma_torch::shutdown, py::call_guard<py::gil_scoped_release>(),
+        "Let buffered sends land and close every accdma world of this process.");
+}

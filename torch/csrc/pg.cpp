@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+// pg.cpp - the accdma process group's work objects, point to point and
+// barrier. Groups and worlds are in group.cpp, collectives in coll.cpp.
+#include "pg.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace accdma_torch {
+
+// ---- WorkAccdma ------------------------------------------------------------
+
+WorkAccdma::WorkAccdma(std::shared_ptr<Group> g, int rank, c10d::OpType type, const char* name,
+                       int64_t timeout_ms)
+    : c10d::Work(rank, type), g_(std::move(g)), name_(name), timeout_ms_(timeout_ms) {}
+
+WorkAccdma::~WorkAccdma() {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (!completed_ && g_->aw && !send && atc_test(g_->aw, &ol) == 0) {
+    // Dropped before it completed: its ops go on; the group finishes them.
+    auto o = std::make_unique<Orphan>();
+    o->ol = ol;
+    ol = atc_oplist{};
+    o->bufs = std::move(bufs);
+    o->on_ok = std::move(on_ok);
+    std::lock_guard<std::mutex> gl(g_->mu);
+    g_->orphans.push_back(std::move(o));
+    return;
+  }
+  release_locked(true);
+}
+
+void WorkAccdma::release_locked(bool reusable) {
+  if (g_->aw)
+    for (auto& b : bufs)
+      if (reusable)
+        atc_buf_put(g_->aw, &b);
+  bufs.clear();
+  atc_ops_free(&ol);
+}
+
+void WorkAccdma::fail_locked(const std::string& msg, bool breaks) {
+  if (breaks)
+    g_->mark_broken(msg);
+  exception_ = std::make_exception_ptr(std::runtime_error(msg));
+  completed_ = true;
+  cv_.notify_all();
+}
+
+bool WorkAccdma::progress_locked(int64_t ms) {
+  if (completed_)
+    return true;
+  if (!g_->aw) {
+    fail_locked("accdma: the backend was shut down", false);
+    return true;
+  }
+  if (send) {
+    if (ms < 0) {
+      std::lock_guard<std::mutex> l(g_->mu);
+      g_->reap_locked();
+      if (!send->done && g_->send_bytes > g_->send_bound)
+        return false;
+    } else {
+      try {
+        g_->send_wait(send, ms);
+      } catch (const std::exception& e) {
+        fail_locked(e.what(), false);
+        return true;
+      }
+    }
+    completed_ = true;
+    cv_.notify_all();
+    return true;
+  }
+  if (ms < 0 && !atc_test(g_->aw, &ol))
+    return false;
+  char err[768];
+  enum accdma_status st;
+  int rc = atc_wait(g_->aw, &ol, ms < 0 ? 0 : ms, err, sizeof(err), &st);
+  std::string who = " (" + std::string(name_) + ", group rank " + std::to_string(g_->rank) + ")";
+  if (rc == -ETIMEDOUT) {
+    int stuck = atc_stuck(&ol);
+    std::string cyc = g_->cycle_after_timeout(stuck >= 0 ? ol.desc[stuck].peer : -1);
+    release_locked(atc_cancel(g_->aw, &ol, 1000));
+    fail_locked(std::string(err) + who + cyc + "; the group is now broken", true);
+    return true;
+  }
+  if (rc) {
+    bool lost = st == ACCDMA_ST_PEER_LOST || st == ACCDMA_ST_FLUSHED ||
+                (rc != -EIO && rc != -EMSGSIZE);
+    release_locked(true);
+    fail_locked(std::string(err) + who + (lost ? "; the group is now broken" : ""), lost);
+    return true;
+  }
+  try {
+    if (on_ok)
+      on_ok();
+  } catch (const std::exception& e) {
+    release_locked(true);
+    fail_locked(e.what(), false);
+    return true;
+  }
+  release_locked(true);
+  completed_ = true;
+  cv_.notify_all();
+  return true;
+}
+
+bool WorkAccdma::isCompleted() {
+  std::lock_guard<std::mutex> l(mutex_);
+  return progress_locked(-1);
+}
+
+bool WorkAccdma::isSuccess() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return completed_ && !exception_;
+}
+
+std::exception_ptr WorkAccdma::exception() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return exception_;
+}
+
+bool WorkAccdma::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> l(mutex_);
+  int64_t ms = timeout.count() > 0 ? timeout.count() : timeout_ms_;
+  progress_locked(ms);
+  if (exception_)
+    std::rethrow_exception(exception_);
+  return true;
+}
+
+std::vector<at::Tensor> WorkAccdma::result() { return outputs; }
+
+c10::intrusive_ptr<c10::ivalue::Future> WorkAccdma::getFuture() {
+  auto f = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  try {
+    wait();
+    f->markCompleted(c10::IValue(outputs));
+  } catch (...) {
+    f->setError(std::current_exception());
+  }
+  return f;
+}
+
+void WorkAccdma::abort() {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (completed_ || send)
+    return;
+  release_locked(atc_cancel(g_->aw, &ol, 1000));
+  fail_locked(std::string("accdma: ") + name_ + " aborted", false);
+}
+
+// ---- the process group: point to point -------------------------------------
+
+ProcessGroupAccdma::ProcessGroupAccdma(std::shared_ptr<Group> g)
+    : c10d::ProcessGroup(g->rank, g->size), g_(std::move(g)) {}
+
+ProcessGroupAccdma::~ProcessGroupAccdma() = default;
+
+int64_t ProcessGroupAccdma::op_timeout(std::chrono::milliseconds t) const {
+  return t.count() > 0 ? t.count() : g_->timeout_ms;
+}
+
+std::string ProcessGroupAccdma::broken_reason() {
+  std::lock_guard<std::mutex> l(g_->mu);
+  return g_->broken;
+}
+
+uint64_t ProcessGroupAccdma::buffered_bytes() {
+  std::lock_guard<std::mutex> l(g_->mu);
+  g_->reap_locked();
+  return g_->send_bytes;
+}
+
+static void check_peer(const Group& g, int peer, const char* what) {
+  if (peer < 0 || peer >= g.size)
+    throw std::invalid_argument(std::string("accdma: ") + what + ": rank " +
+                                std::to_string(peer) + " is not in the group (size " +
+                                std::to_string(g.size) + ")");
+}
+
+static const at::Tensor& one_tensor(const std::vector<at::Tensor>& ts, const char* what) {
+  if (ts.size() != 1)
+    throw std::invalid_argument(std::string("accdma: ") + what + " takes one tensor, got " +
+                                std::to_string(ts.size()));
+  check_tensor(ts[0], what);
+  return ts[0];
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>& tensors, int dst,
+                                                        int tag) {
+  const at::Tensor& t = one_tensor(tensors, "send");
+  check_peer(*g_, dst, "send");
+  uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
+  g_->check_usable(); // and finishes what completed
+  accdma_key key;
+  uint64_t off;
+  if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &key, &off)) {
+    // In device memory: sent from where it is, done once the recv has it.
+    auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
+                                             g_->timeout_ms);
+    struct accdma_op op = {};
+    op.kind = ACCDMA_OP_SEND;
+    op.peer = g_->devs[dst];
+    op.tag = utag;
+    op.key = key;
+    op.offset = off;
+    op.length = bytes;
+    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+    check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
+    w->outputs = {t};
+    return w;
+  }
+  auto e = std::make_shared<SendEntry>();
+  e->buf = get_buf(*g_, bytes);
+  e->bytes = std::max<uint64_t>(bytes, 1); // a zero-length tensor travels as one byte
+  stage_in(e->buf, t);
+  struct accdma_op op = {};
+  op.kind = ACCDMA_OP_SEND;
+  op.peer = g_->devs[dst];
+  op.tag = utag;
+  op.key = e->buf.key;
+  op.length = e->bytes;
+  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+  int rc = atc_post(g_->aw, &e->ol, &op, &d, g_->timeout_ms, nullptr);
+  if (rc) {
+    atc_buf_put(g_->aw, &e->buf);
+    atc_ops_free(&e->ol);
+    check_post(*g_, rc, "a send");
+  }
+  {
+    std::lock_guard<std::mutex> l(g_->mu);
+    g_->sends.push_back(e);
+    g_->send_bytes += e->bytes;
+  }
+  auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
+                                           g_->timeout_ms);
+  w->send = e;
+  return w;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>& tensors, int src,
+                                                        int tag) {
+  const at::Tensor& t = one_tensor(tensors, "recv");
+  check_peer(*g_, src, "recv");
+  uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
+  g_->check_usable(); // and finishes what completed
+  auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::RECV, "recv",
+                                           g_->timeout_ms);
+  struct accdma_op op = {};
+  op.kind = ACCDMA_OP_RECV;
+  op.peer = g_->devs[src];
+  op.tag = utag;
+  op.length = std::max<uint64_t>(bytes, 1);
+  atc_opdesc d = {ACCDMA_OP_RECV, src, utag, bytes, "recv", -1, 0, 0};
+  w->outputs = {t};
+  if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &op.key,
+                                                 &op.offset)) {
+    // In device memory: the data lands in the tensor itself.
+    check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, bytes, g_->timeout_ms, nullptr),
+               "a recv");
+    return w;
+  }
+  atc_buf b = get_buf(*g_, bytes);
+  w->bufs.push_back(b);
+  op.key = b.key;
+  check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, op.length, g_->timeout_ms, nullptr),
+             "a recv");
+  at::Tensor out = t;
+  w->on_ok = [out, b]() { stage_out(out, b); };
+  return w;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recvAnysource(std::vector<at::Tensor>&, int) {
+  throw std::invalid_argument(
+      "accdma: recv from any source is not supported yet (the library has no any-source "
+      "recv): pass src");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::barrier(const c10d::BarrierOptions& opts) {
+  g_->check_usable();
+  int64_t ms = op_timeout(opts.timeout);
+  auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::BARRIER, "barrier", ms);
+  atc_buf b = get_buf(*g_, 128);
+  w->bufs.push_back(b);
+  atc_group grp = {g_->aw, g_->devs.data(), g_->size, g_->rank, g_->coll_tag(), ms, "barrier"};
+  check_post(*g_, atc_plan_barrier(&grp, &w->ol, &b), "a barrier");
+  return w;
+}
+
+} // namespace accdma_torch

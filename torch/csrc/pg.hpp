@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// pg.hpp - the accdma process group for torch 1.13's c10d: its shared
+// state (Group), its work objects and the ProcessGroup subclass.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../core/atc.h"
+
+namespace accdma_torch {
+
+// A send whose tensor was copied into device memory: the send's Work may
+// complete before the peer's recv matches it (bounded buffering).
+struct SendEntry {
+  atc_oplist ol{};
+  atc_buf buf{};
+  uint64_t bytes = 0;
+  bool done = false;
+};
+
+// The ops of a Work dropped before it completed: they go on, and a later
+// call on the group (or its end) finishes them, copying results out.
+struct Orphan {
+  atc_oplist ol{};
+  std::vector<atc_buf> bufs;
+  std::function<void()> on_ok;
+};
+
+// What every Work of a group shares: the world, the members, the buffered
+// sends and whether the group is broken.
+struct Group {
+  atc_world* aw = nullptr;
+  std::vector<int> devs; // group rank -> world device
+  int rank = 0, size = 0;
+  uint32_t gid = 0;
+  int64_t timeout_ms = 0;
+  uint64_t send_bound = 0; // bytes of sends that may wait buffered for their recv
+  c10::intrusive_ptr<c10d::Store> store; // the group's (prefixed) store
+  std::mutex mu; // the fields below
+  std::string broken; // empty while usable
+  std::deque<std::shared_ptr<SendEntry>> sends;
+  uint64_t send_bytes = 0;
+  bool warned = false;
+  std::deque<std::unique_ptr<Orphan>> orphans;
+
+  ~Group();
+  // Wait (bounded) for the buffered sends to land and free their staging.
+  void drain();
+  uint64_t user_tag(int tag) const;
+  uint64_t coll_tag() const;
+  // Throws if the group is broken (every call after a timeout or a lost peer);
+  // finishes the buffered sends and orphans that completed.
+  void check_usable();
+  void mark_broken(const std::string& why);
+  // After a timeout waiting on group rank @peer: publish it in the store and
+  // follow the other members' entries; "; cycle of ranks ..." if one comes
+  // back here, else "".
+  std::string cycle_after_timeout(int peer);
+  // Consume the buffered sends and orphans that completed; the caller holds mu.
+  void reap_locked();
+  // Wait until @e is done or the buffered bytes are within the bound.
+  void send_wait(const std::shared_ptr<SendEntry>& e, int64_t timeout_ms);
+};
+
+// A Work over an op list: complete once every op is; runs @on_ok then.
+class WorkAccdma : public c10d::Work {
+ public:
+  WorkAccdma(std::shared_ptr<Group> g, int rank, c10d::OpType type, const char* name,
+             int64_t timeout_ms);
+  ~WorkAccdma() override;
+  bool isCompleted() override;
+  bool isSuccess() const override;
+  std::exception_ptr exception() const override;
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  std::vector<at::Tensor> result() override;
+  void abort() override;
+  // Waits, then returns a completed future (DDP's comm hooks take one).
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+
+  atc_oplist ol{};
+  std::vector<atc_buf> bufs;        // staging, back to the pool once done
+  std::function<void()> on_ok;      // copies results out of staging
+  std::vector<at::Tensor> outputs;
+  std::shared_ptr<SendEntry> send;  // a send: done when buffered within the bound
+
+ private:
+  bool progress_locked(int64_t ms); // ms < 0: only test
+  void fail_locked(const std::string& msg, bool breaks);
+  void release_locked(bool reusable);
+  std::shared_ptr<Group> g_;
+  const char* name_;
+  int64_t timeout_ms_;
+};
+
+class ProcessGroupAccdma : public c10d::ProcessGroup {
+ public:
+  ProcessGroupAccdma(std::shared_ptr<Group> g);
+  ~ProcessGroupAccdma() override;
+  const std::string getBackendName() const override { return "accdma"; }
+
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& out,
+                                           std::vector<at::Tensor>& in,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& out, at::Tensor& in,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& out,
+                                        std::vector<at::Tensor>& in,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& out,
+                                         std::vector<std::vector<at::Tensor>>& in,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& out,
+                                                std::vector<std::vector<at::Tensor>>& in,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& out, at::Tensor& in, const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& out, at::Tensor& in,
+                                               std::vector<int64_t>& out_splits,
+                                               std::vector<int64_t>& in_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& out,
+                                          std::vector<at::Tensor>& in,
+                                          const c10d::AllToAllOptions& opts) override;
+
+  // Why the group is broken ("" while usable).
+  std::string broken_reason();
+  // Bytes of sends held in device memory waiting for their recvs.
+  uint64_t buffered_bytes();
+  const std::shared_ptr<Group>& group() const { return g_; }
+
+ private:
+  int64_t op_timeout(std::chrono::milliseconds t) const;
+  c10::intrusive_ptr<WorkAccdma> ring_allreduce(const at::Tensor& t, int op, int64_t timeout,
+                                                const char* name);
+  std::shared_ptr<Group> g_;
+};
+
+// Create the group of (@rank, @size) whose members are the default group's
+// ranks @globals (empty: this is the default group), over @store.
+c10::intrusive_ptr<ProcessGroupAccdma> create(const c10::intrusive_ptr<c10d::Store>& store,
+                                              int rank, int size, std::vector<int64_t> globals,
+                                              int64_t timeout_ms);
+// A zeroed tensor in @pg's device memory: sends and recvs of it (contiguous,
+// whole or in part) move with no staging copy.
+at::Tensor empty(ProcessGroupAccdma& pg, at::IntArrayRef sizes, at::ScalarType dtype);
+// Drain buffered sends and close every world (at interpreter exit).
+void shutdown();
+
+// Helpers shared by the two halves of the group.
+void check_tensor(const at::Tensor& t, const char* what);
+uint64_t nbytes(const at::Tensor& t);
+atc_buf get_buf(Group& g, uint64_t bytes);
+void stage_in(const atc_buf& b, const at::Tensor& t);
+void stage_out(const at::Tensor& t, const atc_buf& b);
+void check_post(Group& g, int rc, const char* what);
+
+} // namespace accdma_torch

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: MIT
+"""Point to point over accdma: data, statuses and order, ranks as processes."""
+import pytest
+
+DTYPES = ["torch.float32", "torch.float64", "torch.float16", "torch.bfloat16", "torch.int8",
+          "torch.uint8", "torch.int16", "torch.int32", "torch.int64", "torch.bool",
+          "torch.complex64", "torch.complex128"]
+
+
+def test_p2p_two_ranks(accdma_run):
+    res = accdma_run(2, "p2p")
+    assert res.of("done") == {0: "p2p", 1: "p2p"}
+    assert res.of("dtypes")[1] == DTYPES
+    assert res.of("zero_then")[1] == [5.0, 6.0]
+    assert res.of("tag_order")[1] == [20, 21, 22, 23, 10, 11, 12, 13]
+    irecv = res.of("irecv")[1]
+    assert irecv == {"before": False, "after": True, "data": [1.0, 2.0, 3.0, 4.0]}
+    assert res.of("batch") == {0: 1.0, 1: 0.0}
+    assert res.of("gil")[1] == [7.0, 8.0]
+    nc = res.of("noncontig")[1]
+    assert nc[0] == [-1.0, 0.0, -1.0, 2.0, -1.0, 4.0]
+    assert "received 16 bytes" in res.of("short_recv")[1]
+    assert res.of("dropped")[1] == [1.0, 2.0, 3.0]
+    assert res.of("devmem")[1] == [999.0, [float(v) for v in range(10, 20)],
+                                   [0.0] * 5 + [9.0] * 10 + [0.0] * 15]
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_seed_patterns(accdma_run, n):
+    res = accdma_run(n, "seed", timeout=150)
+    half = n // 2
+    assert res.of("done") == {r: "seed" for r in range(n)}
+    assert res.of("pipeline") == {r: float(r if r < half else r - half) for r in range(n)}
+    assert res.of("pipeline_exec") == {r: float(r if r < half else r - half + 3)
+                                       for r in range(n)}
+    prev = {r: float((r - 1) % n) for r in range(n)}
+    assert res.of("permute_evenodd") == prev
+    for size in (4, 16 << 20):
+        assert res.of(f"permute_send_first_{size}") == {r: [prev[r], prev[r]] for r in range(n)}
+
+
+def test_send_bound(accdma_run):
+    res = accdma_run(2, "bound", env={"ACCDMA_TORCH_SEND_BUFFER": "2M"})
+    assert res.of("bound") == {0: 2 << 20, 1: 2 << 20}
+    assert res.of("held")[0] <= 2 << 20
+    assert res.of("big_after_go")[1] == 5.0
+    assert "sends now wait for their recvs" in res.out
+
+
+def test_given_store(spawn_store):
+    res = spawn_store(2, "p2p")
+    assert res.of("done") == {0: "p2p", 1: "p2p"}
+    assert res.of("tag_order")[1] == [20, 21, 22, 23, 10, 11, 12, 13]
+
+
+def test_accdma_groups_beside_gloo_default(accdma_run):
+    res = accdma_run(3, "gloo_default")
+    assert res.of("done") == {r: "gloo_default" for r in range(3)}
+    assert res.of("ring") == {0: 2.0, 1: 0.0, 2: 1.0}
+    assert res.of("pair") == {1: [20.0] * 3, 2: [10.0] * 3}
