@@ -40,7 +40,7 @@ PGO      ?= 1
 else
 PGO      := 0
 endif
-# `make check TESTS="test_fence test_eager"` builds and runs just those tests (no other
+# `make check TESTS="test_fence test_eager_ring"` builds and runs just those tests (no other
 # check step); unless PGO is given, they build without the profile-guided training.
 TESTS ?=
 ifneq ($(strip $(TESTS)),)

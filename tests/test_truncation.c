@@ -11,7 +11,7 @@
  *  - ops depending on a truncated recv or send are NOT_ATTEMPTED.
  *
  * Every send here is longer than the default eager_max (1 KiB), so both sides
- * meet at the rendezvous; a truncated eager send is in test_eager.
+ * meet at the rendezvous; a truncated eager send is in test_eager_order.
  */
 #include "helpers/th.h"
 
