@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * queue.h - the hardware interface in memory: the layout the host driver and
- * the device engines share.
+ * the device engines share (its structures in queue/abi.h), each process's
+ * own geometry of it, and the ring, token, slot and doorbell helpers.
  *
- * Everything here lives in one arena of plain memory (anonymous memory for the
+ * Everything lives in one arena of plain memory (anonymous memory for the
  * local transport, a shared segment for shm). Records refer to each other by
  * offsets and indices, never by pointers, so any process or kernel that maps
  * the arena at any address sees the same thing.
