@@ -56,9 +56,10 @@ int accdma_mem_alloc(accdma_world *w, int dev, uint64_t size, accdma_key *key)
 		return -EINVAL;
 	ds = q_dev(&w->a, (uint32_t)dev);
 	dd = &w->devs[dev];
-	if (size > w->opts.mem_size || atomic_fetch_add(&dd->mem_used, size) + size > w->opts.mem_size) {
-		if (size <= w->opts.mem_size)
-			atomic_fetch_sub(&dd->mem_used, size);
+	if (size > w->opts.mem_size) /* more than the whole device */
+		return -ENOMEM;
+	if (atomic_fetch_add(&dd->mem_used, size) + size > w->opts.mem_size) {
+		atomic_fetch_sub(&dd->mem_used, size);
 		return -ENOMEM;
 	}
 	rc = w->tp->mem_alloc(w, dev, size, &off, &p);

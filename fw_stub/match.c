@@ -28,9 +28,9 @@ static uint64_t rdv_hash(int32_t src, uint64_t tag, uint64_t seq)
 	return h;
 }
 
-static void rdv_unlock(struct q_dev_sh *d)
+static void rdv_unlock(const struct fw_rdv *r)
 {
-	os_store(&d->rdv_lock, 0, OS_RELEASE);
+	os_store(&r->sh->rdv_lock, 0, OS_RELEASE);
 }
 
 /* May the lock word's holder @v be passed over? A value that names no
@@ -42,18 +42,18 @@ static int holder_gone(const struct fw_device *fd, uint32_t v)
 	return v > fd->w->g.ndev || fw_peer_lost(fd, v - 1);
 }
 
-/* Take @d's table lock. Held for a hash lookup: spin, yielding the core to
+/* Take table @r's lock. Held for a hash lookup: spin, yielding the core to
  * a holder that may have been descheduled (more threads than cores is common
  * here), and every so often look whether the holder is gone, or whether
  * this device is stopping (then give up: the caller treats the table as
  * unavailable, so that no peer can hold up a close).
  * Return: 0 with the lock held, -1 if not taken. */
-static int rdv_lock(struct fw_device *fd, struct q_dev_sh *d)
+static int rdv_lock(struct fw_device *fd, const struct fw_rdv *r)
 {
 	uint32_t me = fd->id + 1, v = 0;
 
 	for (uint32_t n = 1;; n++) {
-		if (os_cas_weak(&d->rdv_lock, &v, me, OS_ACQUIRE, OS_RELAXED))
+		if (os_cas_weak(&r->sh->rdv_lock, &v, me, OS_ACQUIRE, OS_RELAXED))
 			return 0;
 		if (v == 0)
 			continue;
@@ -69,9 +69,10 @@ static int rdv_lock(struct fw_device *fd, struct q_dev_sh *d)
 }
 
 /* The entry for (src, tag, seq), or NULL. Under the table's lock. */
-static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64_t tag, uint64_t seq)
+static struct q_rdv *rdv_find(const struct fw_rdv *r, int32_t src, uint64_t tag, uint64_t seq)
 {
-	uint32_t i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
+	struct q_rdv *t = r->t;
+	uint32_t cap = r->cap, i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1);
 
 	for (uint32_t n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
 		struct q_rdv *e = &t[i];
@@ -86,40 +87,41 @@ static struct q_rdv *rdv_find(struct q_rdv *t, uint32_t cap, int32_t src, uint64
 
 /* A new entry for (src, tag, seq), or NULL when the table is full (the op
  * retries later). Under the table's lock. */
-static struct q_rdv *rdv_insert(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, int32_t src,
-				uint64_t tag, uint64_t seq)
+static struct q_rdv *rdv_insert(const struct fw_rdv *r, int32_t src, uint64_t tag, uint64_t seq)
 {
-	uint32_t i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1), n;
+	struct q_rdv *t = r->t;
+	uint32_t cap = r->cap, i = (uint32_t)rdv_hash(src, tag, seq) & (cap - 1), n;
 
-	if (d->rdv_count + 1 >= cap)
+	if (r->sh->rdv_count + 1 >= cap)
 		return NULL;
 	/* Bounded: the count is in shared memory, and a scribbled table may have no free entry. */
 	for (n = 0; n < cap && t[i].used; n++)
 		i = (i + 1) & (cap - 1);
 	if (n == cap)
 		return NULL;
-	d->rdv_count++;
+	r->sh->rdv_count++;
 	t[i] = (struct q_rdv){ .used = 1, .src = src, .tag = tag, .seq = seq };
 	return &t[i];
 }
 
 /* Set whose entry @e is, keeping the count of send entries (under the lock). */
-static void rdv_set_side(struct q_dev_sh *d, struct q_rdv *e, uint16_t side)
+static void rdv_set_side(const struct fw_rdv *r, struct q_rdv *e, uint16_t side)
 {
-	uint32_t n = os_load(&d->rdv_sends, OS_RELAXED);
+	uint32_t n = os_load(&r->sh->rdv_sends, OS_RELAXED);
 
 	n -= e->side == ACCDMA_OP_SEND;
 	n += side == ACCDMA_OP_SEND;
 	e->side = side;
-	os_store(&d->rdv_sends, n, OS_RELEASE);
+	os_store(&r->sh->rdv_sends, n, OS_RELEASE);
 }
 
 /* Backward-shift deletion keeps probe chains unbroken without tombstones. */
-static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, struct q_rdv *e)
+static void rdv_remove(const struct fw_rdv *r, struct q_rdv *e)
 {
-	uint32_t i = (uint32_t)(e - t), j = i;
+	struct q_rdv *t = r->t;
+	uint32_t cap = r->cap, i = (uint32_t)(e - t), j = i;
 
-	rdv_set_side(d, e, 0);
+	rdv_set_side(r, e, 0);
 
 	for (uint32_t n = 0; n < cap; n++) {
 		j = (j + 1) & (cap - 1);
@@ -134,7 +136,7 @@ static void rdv_remove(struct q_dev_sh *d, struct q_rdv *t, uint32_t cap, struct
 		}
 	}
 	t[i].used = 0;
-	d->rdv_count--;
+	r->sh->rdv_count--;
 }
 
 /* The table that pairs this op: the receiving device's (its index). */
@@ -148,18 +150,8 @@ static uint32_t rdv_home(const struct fw_device *fd, const struct fw_op *op, int
 	return fd->id;
 }
 
-/* Device @dev's rendezvous table (lent by the peer seam) and its header. */
-static struct q_rdv *table_of(const struct fw_device *fd, uint32_t dev, struct q_dev_sh **home)
-{
-	struct fw_rdv r;
-
-	fw_peer_rdv(fd, dev, &r);
-	*home = r.sh;
-	return r.t;
-}
-
 /* What the partner needs to move the data and complete this op. */
-static void rdv_fill(struct q_dev_sh *home, struct q_rdv *e, struct fw_device *fd, struct fw_queue *q,
+static void rdv_fill(const struct fw_rdv *home, struct q_rdv *e, struct fw_device *fd, struct fw_queue *q,
 		     const struct fw_op *op)
 {
 	rdv_set_side(home, e, op->d.kind);
@@ -236,23 +228,24 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
 enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	int32_t src;
-	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
-	struct q_dev_sh *home;
-	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
+	uint32_t hid = rdv_home(fd, op, &src);
+	struct q_rdv *e, mate;
+	struct fw_rdv home;
 	enum accdma_status st;
 	uint64_t bytes;
 
-	if (rdv_lock(fd, home))
+	fw_peer_rdv(fd, hid, &home);
+	if (rdv_lock(fd, &home))
 		return FW_ARRIVE_RETRY;
-	e = rdv_find(t, cap, src, op->d.tag, op->d.seq);
+	e = rdv_find(&home, src, op->d.tag, op->d.seq);
 	if (!e) {
-		e = rdv_insert(home, t, cap, src, op->d.tag, op->d.seq);
+		e = rdv_insert(&home, src, op->d.tag, op->d.seq);
 		if (e) {
-			rdv_fill(home, e, fd, q, op);
+			rdv_fill(&home, e, fd, q, op);
 			op->state = FW_OP_PEER;
 			os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 		}
-		rdv_unlock(home);
+		rdv_unlock(&home);
 		/* A send waits: its recv may be parked, and its engine asleep. */
 		if (e && op->d.kind == ACCDMA_OP_SEND)
 			fw_peer_kick(fd, hid);
@@ -263,16 +256,16 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 	 * engine: in a permute each device then copies what it receives, instead
 	 * of whichever arrived second copying both directions. */
 	if (may_hand_off(fd, op, &mate)) {
-		rdv_fill(home, e, fd, q, op);
+		rdv_fill(&home, e, fd, q, op);
 		op->state = FW_OP_PEER;
 		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 		handoff_flag(fd, &mate);
-		rdv_unlock(home);
+		rdv_unlock(&home);
 		fw_peer_kick(fd, (uint32_t)mate.dev); /* it may sleep */
 		return FW_ARRIVE_WAIT;
 	}
-	rdv_remove(home, t, cap, e);
-	rdv_unlock(home);
+	rdv_remove(&home, e);
+	rdv_unlock(&home);
 
 	if (mate.failed) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
@@ -306,30 +299,31 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
 	int32_t src;
-	uint32_t hid = rdv_home(fd, op, &src), cap = fd->w->g.rdv_cap;
-	struct q_dev_sh *home;
-	struct q_rdv *t = table_of(fd, hid, &home), *e, mate;
+	uint32_t hid = rdv_home(fd, op, &src);
+	struct q_rdv *e, mate;
+	struct fw_rdv home;
 
 	(void)q;
-	if (rdv_lock(fd, home))
+	fw_peer_rdv(fd, hid, &home);
+	if (rdv_lock(fd, &home))
 		return; /* stopping: the partner's own peer check completes it */
-	e = rdv_find(t, cap, src, op->d.tag, op->d.seq);
+	e = rdv_find(&home, src, op->d.tag, op->d.seq);
 	if (e) {
 		mate = *e;
-		rdv_remove(home, t, cap, e);
-		rdv_unlock(home);
+		rdv_remove(&home, e);
+		rdv_unlock(&home);
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
 			fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot,
 					    ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
-	e = rdv_insert(home, t, cap, src, op->d.tag, op->d.seq);
+	e = rdv_insert(&home, src, op->d.tag, op->d.seq);
 	if (e) {
-		rdv_set_side(home, e, op->d.kind);
+		rdv_set_side(&home, e, op->d.kind);
 		e->failed = (uint16_t)st;
 		e->dev = (int32_t)fd->id;
 	}
-	rdv_unlock(home);
+	rdv_unlock(&home);
 	/* A failed send's marker: its recv may be parked, and its engine asleep. */
 	if (e && op->d.kind == ACCDMA_OP_SEND)
 		fw_peer_kick(fd, hid);
@@ -344,20 +338,20 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
 	int32_t src;
-	uint32_t hid = rdv_home(fd, op, &src);
-	struct q_dev_sh *home;
-	struct q_rdv *t = table_of(fd, hid, &home), *e;
+	struct q_rdv *e;
+	struct fw_rdv home;
 	int taken = 0;
 
-	if (rdv_lock(fd, home))
+	fw_peer_rdv(fd, rdv_home(fd, op, &src), &home);
+	if (rdv_lock(fd, &home))
 		return 1; /* stopping: the op completes here; its partner sees the device lost */
-	e = rdv_find(t, fd->w->g.rdv_cap, src, op->d.tag, op->d.seq);
+	e = rdv_find(&home, src, op->d.tag, op->d.seq);
 	if (e && !e->failed && e->side == op->d.kind && e->dev == (int32_t)fd->id &&
 	    e->queue == q->index && e->slot == op->slot) {
 		e->failed = (uint16_t)st;
 		taken = 1;
 	}
-	rdv_unlock(home);
+	rdv_unlock(&home);
 	return taken;
 }
 
@@ -371,19 +365,20 @@ int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op
  */
 int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate)
 {
-	struct q_dev_sh *home;
-	struct q_rdv *t = table_of(fd, fd->id, &home), *e;
+	struct q_rdv *e;
+	struct fw_rdv home;
 
-	if (rdv_lock(fd, home))
+	fw_peer_rdv(fd, fd->id, &home);
+	if (rdv_lock(fd, &home))
 		return 0;
-	e = rdv_find(t, fd->w->g.rdv_cap, src, tag, seq);
+	e = rdv_find(&home, src, tag, seq);
 	if (!e || e->side != ACCDMA_OP_RECV) {
-		rdv_unlock(home);
+		rdv_unlock(&home);
 		return 0; /* a send entry here would be a corrupt ring: leave it to its recv */
 	}
 	*mate = *e;
-	rdv_remove(home, t, fd->w->g.rdv_cap, e);
-	rdv_unlock(home);
+	rdv_remove(&home, e);
+	rdv_unlock(&home);
 	if (mate->failed || mate->dev != (int32_t)fd->id || !mate_slot_ok(fd, mate))
 		return -1;
 	return 1;
@@ -399,22 +394,23 @@ int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_
  */
 int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	struct q_dev_sh *home;
-	struct q_rdv *t = table_of(fd, fd->id, &home), *e, mate;
+	struct q_rdv *e, mate;
+	struct fw_rdv home;
 	struct q_cpl *c = &q->cpl[op->slot];
 
-	if (rdv_lock(fd, home))
+	fw_peer_rdv(fd, fd->id, &home);
+	if (rdv_lock(fd, &home))
 		return 0;
-	e = rdv_find(t, fd->w->g.rdv_cap, op->d.peer, op->d.tag, op->d.seq);
+	e = rdv_find(&home, op->d.peer, op->d.tag, op->d.seq);
 	if (!e || e->side != ACCDMA_OP_SEND || e->failed ||
 	    !os_load(&c->handoff, OS_ACQUIRE)) {
-		rdv_unlock(home);
+		rdv_unlock(&home);
 		return 0;
 	}
 	mate = *e;
-	rdv_remove(home, t, fd->w->g.rdv_cap, e);
+	rdv_remove(&home, e);
 	os_store(&c->handoff, 0, OS_RELAXED);
-	rdv_unlock(home);
+	rdv_unlock(&home);
 	if (mate_valid(fd, op, &mate))
 		fw_peer_complete(fd, (uint32_t)mate.dev, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
