@@ -448,4 +448,22 @@ static inline const char *cfg_name(const struct cfg *c)
 		(L)->t[(L)->n - 1].teardown_func = teardown_ctx;                               \
 	} while (0)
 
+/* A test_handoff_* binary's main() after its own argument handling: the
+ * knobs, its cases, and how often an op's record was read mid-update. */
+static inline int handoff_main(const char *name, void (*add_cases)(struct th_cases *))
+{
+	struct th_cases cases = { 0 };
+	int rc;
+
+	quick = UNDER_TSAN || th_quick();
+	seed = th_seed();
+	add_cases(&cases);
+	rc = th_run_cases(name, &cases, NULL, NULL);
+	if (diag_transients)
+		print_message("accdma_op_info said stage DONE before the final status/moved %d "
+			      "time(s) (read again)\n",
+			      diag_transients);
+	return rc;
+}
+
 #endif

@@ -300,18 +300,7 @@ static void add_cases(struct th_cases *t)
 
 int main(int argc, char **argv)
 {
-	struct th_cases cases = { 0 };
-	int rc;
-
 	(void)argc;
 	(void)argv;
-	quick = UNDER_TSAN || th_quick();
-	seed = th_seed();
-	add_cases(&cases);
-	rc = th_run_cases("test_handoff_held", &cases, NULL, NULL);
-	if (diag_transients)
-		print_message("accdma_op_info said stage DONE before the final status/moved %d "
-			      "time(s) (read again)\n",
-			      diag_transients);
-	return rc;
+	return handoff_main("test_handoff_held", add_cases);
 }

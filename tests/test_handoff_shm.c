@@ -188,19 +188,8 @@ static void add_cases(struct th_cases *t)
 
 int main(int argc, char **argv)
 {
-	struct th_cases cases = { 0 };
-	int rc;
-
 	if (argc == 7 && !strcmp(argv[1], "--shm-child"))
 		return shm_child(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
 				 strtoll(argv[6], NULL, 10));
-	quick = UNDER_TSAN || th_quick();
-	seed = th_seed();
-	add_cases(&cases);
-	rc = th_run_cases("test_handoff_shm", &cases, NULL, NULL);
-	if (diag_transients)
-		print_message("accdma_op_info said stage DONE before the final status/moved %d "
-			      "time(s) (read again)\n",
-			      diag_transients);
-	return rc;
+	return handoff_main("test_handoff_shm", add_cases);
 }
