@@ -89,7 +89,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk) torch/rules.mk
 
-.PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man clean deps
+.PHONY: all check check-unit check-loop check-seams check-install check-man check-docs install uninstall man clean deps
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
@@ -132,6 +132,31 @@ check-unit: $(RUN_TESTS)
 	       ASAN_OPTIONS="detect_leaks=1" $(if $(CASES),ACCDMA_TEST_FILTER='$(CASES)') $$t; then \
 	    echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
+
+# The cross-host protocol with no RDMA device: these tests again over the loop transport
+# (every device a host of its own, joined by an in-process message link: driver/loop/), then
+# queue-tester's suite over it. Left out: white-box tests of the in-memory paths (ring room
+# to the position, a handoff to a busy engine, a dropped doorbell), which a link does not have.
+LOOP_TESTS := test_bad_input test_barrier_permute_helper test_cancel test_close_wait \
+              test_eager_basic test_eager_fail test_eager_ring test_eager_stress test_exec_chain \
+              test_fail_chain test_fault test_fence test_handoff_fail test_handoff_pair \
+              test_handoff_ring test_matching test_many_devices test_mem_free test_permute \
+              test_pipeline test_polled test_random test_slots test_timeout test_tokens \
+              test_truncation test_write
+ifeq ($(TEST_NAMES),)
+CHECK_STEPS += check-loop
+endif
+check-loop: $(LOOP_TESTS:%=$(B)/tests/%) $(B)/queue-tester
+	@fail=0; for t in $(LOOP_TESTS); do \
+	  echo "== ACCDMA_TRANSPORT=loop $(B)/tests/$$t"; \
+	  if ! timeout --kill-after=10 600 env ACCDMA_TRANSPORT=loop ACCDMA_TEST_QUICK=1 \
+	       TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \
+	       $(B)/tests/$$t; then echo "FAILED: loop $$t"; fail=1; fi; \
+	done; \
+	echo "== $(B)/queue-tester -t loop tests/scenarios"; \
+	timeout --kill-after=10 600 env TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" \
+	  $(B)/queue-tester -t loop tests/scenarios || fail=1; \
+	exit $$fail
 
 check-seams:
 	@bash tests/check-seams.sh

@@ -43,8 +43,10 @@ static int env_transport(enum accdma_transport *t)
 		*t = ACCDMA_TRANSPORT_SHM;
 	else if (!strcasecmp(v, "verbs"))
 		*t = ACCDMA_TRANSPORT_VERBS;
+	else if (!strcasecmp(v, "loop"))
+		*t = ACCDMA_TRANSPORT_LOOP;
 	else {
-		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm or verbs\n", v);
+		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm, verbs or loop\n", v);
 		return -EINVAL;
 	}
 	return 0;

@@ -11,6 +11,8 @@ const struct drv_transport *drv_transport_find(enum accdma_transport t)
 		return &drv_transport_local;
 	case ACCDMA_TRANSPORT_SHM:
 		return &drv_transport_shm;
+	case ACCDMA_TRANSPORT_LOOP:
+		return &drv_transport_loop;
 	default:
 		return NULL;
 	}

@@ -50,6 +50,7 @@ struct drv_transport {
 
 extern const struct drv_transport drv_transport_local;
 extern const struct drv_transport drv_transport_shm;
+extern const struct drv_transport drv_transport_loop;
 
 /**
  * drv_transport_find() - the transport of @t.

@@ -208,7 +208,9 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 				goto fail;
 		}
 	}
-	w->host = (struct fw_host){ drv_exec_run, w };
+	/* the transport's link, if it has one, was set by its open */
+	w->host.exec = drv_exec_run;
+	w->host.ctx = w;
 	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,

@@ -159,7 +159,7 @@ static void advance_done(struct fw_device *fd, struct fw_eager_rx *rx)
 		done += rx->span[slot_of(fd, done)];
 	if (done != rx->done) {
 		rx->done = done;
-		os_store(&rx->ring->done, done, OS_RELEASE);
+		fw_peer_eager_done(fd, (uint32_t)(rx - fd->eager_rx), done);
 	}
 }
 
@@ -186,7 +186,7 @@ static int to_waiting_recv(struct fw_device *fd, uint32_t src, uint32_t idx)
 		st = dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst);
 		if (st == ACCDMA_OK)
 			st = deliver(fd, rx->ring, idx, dst, mate.length, &bytes);
-		fw_peer_complete(fd, fd->id, mate.queue, mate.slot, st, bytes);
+		fw_peer_complete(fd, &mate, st, bytes);
 	}
 	return 1;
 }

@@ -52,4 +52,9 @@ static inline void fw_ring_copy_head(void *dst, const void *src, uint64_t n)
 	}
 }
 
+struct fw_device;
+
+void fw_ring_write(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos, uint32_t done,
+		   uint64_t tag, uint64_t seq, const void *src, uint32_t len);
+
 #endif /* ACCDMA_FW_EAGER_RING_H */

@@ -43,7 +43,7 @@ static int engine_pass(struct fw_engine *e)
 		progress = 1;
 	}
 	if (e->index == 0)
-		progress |= fw_mailbox_poll(fd);
+		progress |= fw_mailbox_poll(fd) | fw_peer_poll(fd);
 	if (fd->nengines > 1)
 		progress |= fw_split_help(fd);
 	for (uint32_t i = 0; i < e->nqueues; i++) {
@@ -306,6 +306,9 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 	fd->space = space;
 	fd->host = host;
 	fd->id = dev;
+	fd->link = host->link;
+	fd->near_lo = !fd->link ? 0 : fd->link->solo ? dev : fd->link->near_lo;
+	fd->near_n = !fd->link ? w->g.ndev : fd->link->solo ? 1 : fd->link->near_n;
 	fd->sh = q_dev(w, dev);
 	fd->spin_ns = spin_ns;
 	fd->nengines = w->g.engines;

@@ -13,6 +13,7 @@
 #include "queue/queue.h"
 
 struct fw_device;
+struct fw_link;
 
 /**
  * struct fw_host - what the device asks of its host: the one call an engine
@@ -22,10 +23,13 @@ struct fw_device;
  *        returned 0, > 0 if it failed, < 0 if the handle names no exec posted
  *        there (a corrupt or forged descriptor).
  * @ctx: the host's.
+ * @link: the device's port to the devices it cannot reach in memory
+ *        (fw_stub/link.h); NULL: it reaches every device in memory.
  */
 struct fw_host {
 	int (*exec)(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);
 	void *ctx;
+	struct fw_link *link;
 };
 
 /**

@@ -24,6 +24,7 @@ struct fw_op {
 	uint32_t gen; /* the slot's generation when read: a reused slot is a different op */
 	uint8_t state;
 	uint8_t deps_held;
+	uint8_t withdrawing; /* a send waiting at a far receiver was asked back (cancel, reset) */
 	void *addr; /* the resolved local range */
 };
 
@@ -69,6 +70,7 @@ struct fw_eager_tx {
 	struct q_eager_ring *ring;
 	uint32_t pos;
 	uint32_t done;
+	_Atomic uint32_t credit; /* a far receiver: its consumed mark, from its last credit message */
 };
 
 /**
@@ -84,6 +86,8 @@ struct fw_eager_tx {
  * allocation.
  * @waiting: our recvs from this sender that wait in the rendezvous table, or
  * more (never fewer): a landing message is looked up there only if non-zero.
+ * @wpos: a far sender: the next position its messages fill (we write them).
+ * @credited: a far sender: the consumed mark last sent to it.
  */
 struct fw_eager_rx {
 	struct q_eager_ring *ring;
@@ -96,6 +100,8 @@ struct fw_eager_rx {
 	uint16_t *bucket;
 	int16_t *index;
 	_Atomic uint32_t waiting;
+	_Atomic uint32_t wpos; /* written by the thread serving messages, read by consumers */
+	uint32_t credited;
 };
 
 /** struct fw_engine - one engine thread and the queues it serves. */
@@ -133,6 +139,9 @@ struct fw_device {
 	_Atomic int eager_tx_lock, eager_rx_lock;
 	_Atomic uint32_t eager_waiting; /* sum of eager_rx[].waiting */
 	uint32_t eager_mask; /* positions per ring - 1, read once from the arena (fw_eager_init) */
+	struct fw_link *link; /* devices outside [near_lo, near_lo + near_n) are reached through it */
+	uint32_t near_lo, near_n;
+	_Atomic int inbox_lock; /* one thread at a time takes the link's messages for this device */
 	uint32_t eager_max;  /* largest eager message, read once and checked there too */
 };
 

@@ -181,6 +181,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		op->slot = slot;
 		op->gen = os_load(&q->cpl[slot].gen, OS_RELAXED);
 		op->addr = NULL;
+		op->withdrawing = 0;
 		if (!deps_valid(fd, &op->d)) {
 			op->deps_held = 0;
 			op->d.num_deps = 0;
@@ -327,6 +328,19 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		if (!waiting_op_pending(q, op)) {
 			partner_completed(fd, op);
 			return 1;
+		}
+		/* A send whose far receiver had no room for it announces again
+		 * (a canceled one fails instead: its recv is told). */
+		if (op->d.kind == ACCDMA_OP_SEND && os_load(&c->handoff, OS_ACQUIRE)) {
+			os_store(&c->handoff, 0, OS_RELAXED);
+			*progress = 1;
+			if (os_load(&c->cancel, OS_RELAXED)) {
+				fail_op(fd, q, op, ACCDMA_ST_CANCELED);
+				return 1;
+			}
+			op->state = FW_OP_READY;
+			q->retry = 1;
+			return run(fd, q, op);
 		}
 		/* Its large send handed the copy to us: arrive again, second now
 		 * (unless canceled first: nothing has moved yet). */

@@ -7,15 +7,17 @@
  * memory, its liveness) goes through these calls, and no other file of
  * fw_stub/ navigates to another device's block. Today's implementation,
  * peer_direct.c, does each with plain loads and stores in memory that every
- * engine maps (one process, or shared memory on one host). A transport
- * whose peers are across a network implements the same operations as
- * messages and RDMA operations; docs/design-notes.md ("The peer seam") says
- * how each one maps.
+ * engine maps (one process, or shared memory on one host). A device of
+ * another host is "far": for it, peer_far.c does each as a message or a
+ * one-sided read or write through the device's link (link.h), and msg.c
+ * serves the messages on the receiving side; docs/design-notes.md ("The
+ * peer seam") says how each one maps. The calls below choose by device.
  */
 #ifndef ACCDMA_FW_PEER_H
 #define ACCDMA_FW_PEER_H
 
 #include "fw_stub/fw_internal.h"
+#include "fw_stub/link.h"
 
 /**
  * struct fw_rdv - a device's rendezvous table: its header (lock, counts),
@@ -39,7 +41,7 @@ int fw_peer_init(struct fw_device *fd);
 void fw_peer_fini(struct fw_device *fd);
 
 /**
- * fw_peer_rdv() - the rendezvous table of device @dev, where sends to it and
+ * fw_peer_rdv() - the rendezvous table of near device @dev, where sends to it and
  * its recvs meet (match.c runs the protocol on it).
  * @fd: the calling device. @dev: a device of the world. @r: filled in.
  */
@@ -53,43 +55,43 @@ void fw_peer_rdv(const struct fw_device *fd, uint32_t dev, struct fw_rdv *r);
 int fw_peer_lost(const struct fw_device *fd, uint32_t dev);
 
 /**
- * fw_peer_polled() - is @dev driven by host polling only (no engine threads)?
+ * fw_direct_polled() - is @dev driven by host polling only (no engine threads)?
  * Return: non-zero if so.
  */
-int fw_peer_polled(const struct fw_device *fd, uint32_t dev);
+int fw_direct_polled(const struct fw_device *fd, uint32_t dev);
 
 /**
- * fw_peer_kick() - make device @dev's engines look at their work again.
+ * fw_direct_kick() - make device @dev's engines look at their work again.
  * @fd: the calling device. @dev: a device of the world. The caller published
  * what they should see.
  */
-void fw_peer_kick(const struct fw_device *fd, uint32_t dev);
+void fw_direct_kick(const struct fw_device *fd, uint32_t dev);
 
 /**
- * fw_peer_op_posted() - does (@dev, @queue, @slot) name a posted op?
+ * fw_direct_op_posted() - does (@dev, @queue, @slot) name a posted op?
  * A rendezvous entry naming it may have been written by another process.
  * Return: 1 if it is in range and posted, 0 if not.
  */
-int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
+int fw_direct_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
 
 /**
- * fw_peer_complete() - complete an op that waited in a rendezvous table, on
+ * fw_direct_complete() - complete an op that waited in a rendezvous table, on
  * behalf of its own engine (which notices and forgets it).
- * @fd: the completing device. @dev/@queue/@slot: the op (fw_peer_op_posted()).
+ * @fd: the completing device. @dev/@queue/@slot: the op (fw_direct_op_posted()).
  * @st/@bytes: its outcome.
  */
-void fw_peer_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
+void fw_direct_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
 		      enum accdma_status st, uint64_t bytes);
 
 /**
- * fw_peer_handoff() - tell a waiting recv that its large send now waits for
+ * fw_peer_handoff() - tell a near waiting recv that its large send now waits for
  * the recv's engine to copy it (match.c, under the table's lock).
  * @fd: the sending device. @dev/@queue/@slot: the recv.
  */
 void fw_peer_handoff(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot);
 
 /**
- * fw_peer_range() - the range (@key, @off, @len) of device @dev's memory,
+ * fw_peer_range() - the range (@key, @off, @len) of near device @dev's memory,
  * checked against its region table, as this engine reaches it.
  * @allow_empty: accept a zero length. @addr: on success, where it is.
  * Return: ACCDMA_OK or the range's failure status (dma_resolve()).
@@ -98,20 +100,135 @@ enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint3
 				 uint64_t len, int allow_empty, void **addr);
 
 /**
- * fw_peer_write() - a one-sided write's data into its target's region.
+ * fw_direct_write() - a one-sided write's data into its target's region.
  * @fd: the writing device. @op: the write (its local range resolved).
  * @bytes: what landed.
  * Return: ACCDMA_OK, the target range's failure status, or DMA_ERROR.
  */
-enum accdma_status fw_peer_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes);
+enum accdma_status fw_direct_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes);
 
 /**
- * fw_peer_eager_put() - put a small send into its receiver's inline ring and
+ * fw_direct_eager_put() - put a small send into its receiver's inline ring and
  * ring the receiver's doorbell.
  * @fd: the sending device. @op: the send (at most fd->eager_max bytes).
  * Return: 1 if it is in the ring, 0 if the ring has no room (the send takes
  * the rendezvous path, which keeps FIFO order by sequence number).
  */
-int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op);
+int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op);
+
+/**
+ * fw_peer_near() - does @fd reach device @dev in memory (not through its link)?
+ */
+static inline int fw_peer_near(const struct fw_device *fd, uint32_t dev)
+{
+	return dev - fd->near_lo < fd->near_n;
+}
+
+/* peer_far.c: the far side of each call above, and what only a far receiver needs. */
+int fw_far_polled(const struct fw_device *fd, uint32_t dev);
+int fw_far_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
+void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st, uint64_t bytes);
+enum accdma_status fw_far_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes);
+int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op);
+void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done);
+
+/**
+ * fw_far_announce() - a ready send whose receiver is far tells it so (a
+ * ready-to-send message); the receiver matches it and pulls the data.
+ * @fd/@q/@op: the send, which then waits (FW_OP_PEER) for the finish.
+ * Return: 0, or -EPIPE if the receiver is gone.
+ */
+int fw_far_announce(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
+/**
+ * fw_far_send_failed() - a send to a far receiver failed before arriving:
+ * its recv is told, and completes PEER_ERROR. @fd/@op: the send. @st: why.
+ */
+void fw_far_send_failed(struct fw_device *fd, const struct fw_op *op, enum accdma_status st);
+
+/**
+ * fw_far_withdraw() - ask a far receiver to give back a waiting send
+ * (cancel, reset). Asked once; the receiver answers with the send's finish:
+ * @st if it was still waiting, else the transfer's outcome.
+ * @fd/@q/@op: the send, in FW_OP_PEER.
+ * Return: 1 if the receiver is gone (the caller completes @op), else 0.
+ */
+int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+
+/**
+ * fw_far_pull() - move a far send's data into a recv of ours (RDMA READ).
+ * @fd: the receiving device. @send: the send's entry. @dst/@len: where, how much.
+ * Return: ACCDMA_OK, PEER_ERROR (its range is bad), PEER_LOST or DMA_ERROR.
+ */
+enum accdma_status fw_far_pull(struct fw_device *fd, const struct q_rdv *send, void *dst, uint64_t len);
+
+/* msg.c */
+/**
+ * fw_peer_poll() - serve the messages far devices sent to @fd (engine 0's pass).
+ * Return: non-zero if any was served.
+ */
+int fw_peer_poll(struct fw_device *fd);
+
+/**
+ * fw_msg_serve() - act on one message for @fd, every field checked first.
+ * @fd: the device it is for. @m: the message (q_msg_bytes() of it valid).
+ */
+void fw_msg_serve(struct fw_device *fd, const struct q_msg *m);
+
+/* Each call chooses by device: a near one in memory, a far one through the link. */
+
+static inline int fw_peer_polled(const struct fw_device *fd, uint32_t dev)
+{
+	return fw_peer_near(fd, dev) ? fw_direct_polled(fd, dev) : fw_far_polled(fd, dev);
+}
+
+static inline void fw_peer_kick(const struct fw_device *fd, uint32_t dev)
+{
+	if (fw_peer_near(fd, dev)) /* a far device's message is its own doorbell */
+		fw_direct_kick(fd, dev);
+}
+
+static inline int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot)
+{
+	return fw_peer_near(fd, (uint32_t)dev) ? fw_direct_op_posted(fd, dev, queue, slot)
+					       : fw_far_op_posted(fd, dev, queue, slot);
+}
+
+/**
+ * fw_peer_complete() - complete an op that waited in a rendezvous table, on
+ * behalf of its own engine (which notices and forgets it).
+ * @fd: the completing device. @op: the op's entry (fw_peer_op_posted()).
+ * @st/@bytes: its outcome.
+ */
+static inline void fw_peer_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st,
+				    uint64_t bytes)
+{
+	if (fw_peer_near(fd, (uint32_t)op->dev))
+		fw_direct_complete(fd, (uint32_t)op->dev, op->queue, op->slot, st, bytes);
+	else
+		fw_far_complete(fd, op, st, bytes);
+}
+
+static inline enum accdma_status fw_peer_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+{
+	return fw_peer_near(fd, (uint32_t)op->d.peer) ? fw_direct_write(fd, op, bytes) : fw_far_write(fd, op, bytes);
+}
+
+static inline int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
+{
+	return fw_peer_near(fd, (uint32_t)op->d.peer) ? fw_direct_eager_put(fd, op) : fw_far_eager_put(fd, op);
+}
+
+/**
+ * fw_peer_eager_done() - publish how far @fd consumed its ring from @src
+ * (every position below @done), for the sender's room check: in the ring,
+ * and for a far sender, now and then in a credit message.
+ */
+static inline void fw_peer_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
+{
+	os_store(&fd->eager_rx[src].ring->done, done, OS_RELEASE);
+	if (!fw_peer_near(fd, src))
+		fw_far_eager_done(fd, src, done);
+}
 
 #endif /* ACCDMA_FW_PEER_H */

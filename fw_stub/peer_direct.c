@@ -4,7 +4,8 @@
  * devices of one process (local), or of one host's processes (shm arena and
  * segments). Each operation is a few loads and stores into the other
  * device's block, located by this process's own geometry, with every index
- * that came from shared memory checked first.
+ * that came from shared memory checked first. (peer_far.c is the other side:
+ * devices reached through a link.)
  */
 
 #include "fw_stub/eager_ring.h"
@@ -19,8 +20,8 @@ int fw_peer_init(struct fw_device *fd)
 	fd->eager_tx = os_zalloc(n, sizeof(*fd->eager_tx));
 	if (!fd->eager_tx)
 		return -ENOMEM;
-	for (uint32_t p = 0; p < n; p++)
-		fd->eager_tx[p].ring = q_eager_ring(fd->w, p, fd->id);
+	for (uint32_t p = 0; p < n; p++) /* a far receiver's ring is its own: we send it messages */
+		fd->eager_tx[p].ring = fw_peer_near(fd, p) ? q_eager_ring(fd->w, p, fd->id) : NULL;
 	return 0;
 }
 
@@ -43,17 +44,17 @@ int fw_peer_lost(const struct fw_device *fd, uint32_t dev)
 	return os_load(&q_dev(fd->w, dev)->lost, OS_ACQUIRE) != Q_DEV_ALIVE;
 }
 
-int fw_peer_polled(const struct fw_device *fd, uint32_t dev)
+int fw_direct_polled(const struct fw_device *fd, uint32_t dev)
 {
 	return q_dev(fd->w, dev)->polled != 0;
 }
 
-void fw_peer_kick(const struct fw_device *fd, uint32_t dev)
+void fw_direct_kick(const struct fw_device *fd, uint32_t dev)
 {
 	q_device_kick(q_dev(fd->w, dev), 0, fd->w->g.engines);
 }
 
-int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot)
+int fw_direct_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot)
 {
 	const struct q_geom *g = &fd->w->g;
 	const struct q_cpl *c;
@@ -64,7 +65,7 @@ int fw_peer_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, u
 	return os_load(&c->state, OS_ACQUIRE) == Q_SLOT_POSTED;
 }
 
-void fw_peer_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
+void fw_direct_complete(const struct fw_device *fd, uint32_t dev, uint32_t queue, uint32_t slot,
 		      enum accdma_status st, uint64_t bytes)
 {
 	const struct q_arena *w = fd->w;
@@ -88,7 +89,7 @@ enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint3
 	return dma_resolve(fd->space, fd->w, dev, key, off, len, allow_empty, addr);
 }
 
-enum accdma_status fw_peer_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+enum accdma_status fw_direct_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
 {
 	void *dst;
 	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
@@ -121,11 +122,36 @@ static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint3
 		memcpy(fw_ring_cont(ring, 0), src + n + k, len - n - k);
 }
 
-int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
+/**
+ * fw_ring_write() - write a message into an eager ring at position @pos and
+ * stamp it (struct q_eager_slot says in which order, and why).
+ * @fd: the device whose ring geometry it is. @ring: the ring. @done: the
+ * receiver's consumed mark as the writer knows it (no later than the real one).
+ * @tag/@seq/@src/@len: the message.
+ */
+void fw_ring_write(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos, uint32_t done,
+		   uint64_t tag, uint64_t seq, const void *src, uint32_t len)
+{
+	uint32_t mask = fd->eager_mask, span = q_eager_span(len);
+	struct q_eager_slot *s = &ring->slots[pos & mask];
+
+	copy_in(fd, ring, pos & mask, src, len);
+	s->len = len;
+	s->tag = tag;
+	s->seq = seq;
+	/* The next head's position: raw payload of an earlier lap may lie there,
+	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
+	 * is the oldest message not consumed: that head's stamp stays. */
+	if (pos + span - done <= mask)
+		os_store(&ring->slots[(pos + span) & mask].stamp, 0, OS_RELAXED);
+	os_store(&s->stamp, q_eager_stamp(pos), OS_RELEASE);
+	q_trace(Q_TRACE_STAMP);
+}
+
+int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op)
 {
 	uint32_t dst = (uint32_t)op->d.peer, mask = fd->eager_mask, span = q_eager_span(op->d.length);
 	struct fw_eager_tx *tx = &fd->eager_tx[dst];
-	struct q_eager_slot *s;
 
 	fw_eager_lock(fd, &fd->eager_tx_lock);
 	if (tx->pos + span - tx->done > mask + 1) {
@@ -135,24 +161,13 @@ int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
 			return 0; /* no room before the receiver's oldest held message */
 		}
 	}
-	s = &tx->ring->slots[tx->pos & mask];
-	copy_in(fd, tx->ring, tx->pos & mask, op->addr, op->d.length);
-	s->len = (uint32_t)op->d.length;
-	s->tag = op->d.tag;
-	s->seq = op->d.seq;
-	/* The next head's position: raw payload of an earlier lap may lie there,
-	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
-	 * is the oldest message not consumed: that head's stamp stays. */
-	if (tx->pos + span - tx->done <= mask)
-		os_store(&tx->ring->slots[(tx->pos + span) & mask].stamp, 0, OS_RELAXED);
-	os_store(&s->stamp, q_eager_stamp(tx->pos), OS_RELEASE);
-	q_trace(Q_TRACE_STAMP);
+	fw_ring_write(fd, tx->ring, tx->pos, tx->done, op->d.tag, op->d.seq, op->addr, (uint32_t)op->d.length);
 	tx->pos += span;
 	fw_eager_unlock(fd, &fd->eager_tx_lock);
 
 	/* The receiver's engines may sleep with its recv waiting: the kick's fence
 	 * orders the stamp before reading their `sleeping` (pairs with their sleep path). */
-	if (!fw_peer_polled(fd, dst) && !fw_fault_hit(FW_FAULT_KICK))
-		fw_peer_kick(fd, dst);
+	if (!fw_direct_polled(fd, dst) && !fw_fault_hit(FW_FAULT_KICK))
+		fw_direct_kick(fd, dst);
 	return 1;
 }

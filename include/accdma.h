@@ -54,6 +54,9 @@ enum accdma_transport {
 	ACCDMA_TRANSPORT_LOCAL = 0, /* all devices in this process (default) */
 	ACCDMA_TRANSPORT_SHM = 1,   /* one process per device, shared memory */
 	ACCDMA_TRANSPORT_VERBS = 2, /* hosts over RDMA (not built yet) */
+	/* every device its own "host", joined by an in-process message link: the
+	 * cross-host protocol with no RDMA device (a test double) */
+	ACCDMA_TRANSPORT_LOOP = 3,
 };
 
 /** enum accdma_status - the final status of an op, carried by its token. */

@@ -147,7 +147,7 @@ struct q_rdv {
 	uint16_t queue;
 	uint16_t pad;
 	uint32_t slot;
-	uint32_t pad2;
+	uint32_t gen;     /* a send of another host: its slot's generation, echoed in the finish */
 };
 
 /* Bytes of one ring position. Two per cache line: a stream of small messages
@@ -213,6 +213,51 @@ struct q_eager_ring {
 
 
 
+
+/*
+ * Messages between the engines of different hosts (the peer seam over a
+ * link: fw_stub/link.h). The receiver owns its state: a send announces
+ * itself and the receiver matches it in its own table, pulls the data and
+ * sends back a finish. Every field is checked by the receiver before use.
+ */
+enum q_msg_type {
+	Q_MSG_EAGER = 1, /* a small send's payload for the receiver's inline ring at @pos */
+	Q_MSG_RTS,       /* ready to send: a send waits to be pulled from (@key, @offset, @length) */
+	Q_MSG_SFAIL,     /* a send failed before arriving: its recv completes PEER_ERROR */
+	Q_MSG_WITHDRAW,  /* take back a waiting send (cancel, reset); answered by a finish */
+	Q_MSG_FIN,       /* complete the receiver's op (@queue, @slot, @gen) with @status and @length bytes */
+	Q_MSG_CREDIT,    /* only @credit: the receiver consumed its inline ring from the sender that far */
+	Q_MSG_BUSY,      /* the receiver's table had no room for a ready-to-send: announce again */
+	Q_MSG__COUNT
+};
+
+/* Largest payload a message carries (an eager send: ACCDMA_EAGER_MAX). */
+#define Q_MSG_DATA_MAX 1024
+
+/**
+ * struct q_msg - one message. Only q_msg_bytes() of it travel: the header,
+ * and @len payload bytes for Q_MSG_EAGER.
+ */
+struct q_msg {
+	uint16_t type;
+	uint16_t status;
+	uint32_t len;
+	int32_t src;      /* the device it is from */
+	int32_t dst;      /* the device it is for */
+	uint64_t tag;
+	uint64_t seq;
+	uint64_t offset;
+	uint64_t length;
+	uint32_t key;
+	uint32_t queue;
+	uint32_t slot;
+	uint32_t gen;
+	uint32_t pos;
+	uint32_t credit;  /* every message: how far the sender consumed the receiver's ring to it */
+	uint8_t data[Q_MSG_DATA_MAX];
+};
+
+#define Q_MSG_HEAD_BYTES 72u /* offsetof(struct q_msg, data) */
 
 /* struct q_dev_sh.lost: why a device's process is gone. */
 enum q_dev_lost { Q_DEV_ALIVE = 0, Q_DEV_LOST_CLOSED, Q_DEV_LOST_DIED };

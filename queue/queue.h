@@ -25,6 +25,14 @@
 #include "queue/abi.h"
 
 _Static_assert(Q_MAX_DEPS == ACCDMA_MAX_DEPS, "a descriptor carries the API's dependencies");
+_Static_assert(Q_MSG_DATA_MAX == ACCDMA_EAGER_MAX, "a message carries the largest eager send");
+_Static_assert(offsetof(struct q_msg, data) == Q_MSG_HEAD_BYTES, "a message's header is what travels");
+
+/** q_msg_bytes() - the bytes of @m that travel: its header, and an eager send's payload. */
+static inline uint32_t q_msg_bytes(const struct q_msg *m)
+{
+	return Q_MSG_HEAD_BYTES + (m->type == Q_MSG_EAGER && m->len <= Q_MSG_DATA_MAX ? m->len : 0);
+}
 
 /** q_queue_completed() - ops of queue @qs completed so far, by any engine. */
 static inline uint64_t q_queue_completed(struct q_queue_sh *qs)

@@ -38,6 +38,7 @@ const char *bw_transport_name(enum accdma_transport t)
 	case ACCDMA_TRANSPORT_LOCAL: return "local";
 	case ACCDMA_TRANSPORT_SHM: return "shm";
 	case ACCDMA_TRANSPORT_VERBS: return "verbs";
+	case ACCDMA_TRANSPORT_LOOP: return "loop";
 	}
 	return "?";
 }
@@ -255,6 +256,8 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				o->transport = ACCDMA_TRANSPORT_LOCAL;
 			else if (!strcasecmp(optarg, "shm"))
 				o->transport = ACCDMA_TRANSPORT_SHM;
+			else if (!strcasecmp(optarg, "loop"))
+				o->transport = ACCDMA_TRANSPORT_LOOP;
 			else
 				goto bad;
 			o->transport_set = 1;

@@ -629,6 +629,8 @@ int main(int argc, char **argv)
 				c.ro.transport = ACCDMA_TRANSPORT_SHM;
 			else if (strcmp(optarg, "verbs") == 0)
 				c.ro.transport = ACCDMA_TRANSPORT_VERBS;
+			else if (strcmp(optarg, "loop") == 0)
+				c.ro.transport = ACCDMA_TRANSPORT_LOOP;
 			else
 				goto bad;
 			break;

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * loop.c - the message-level test double of a transport across hosts.
+ *
+ * Every device of the world lives in this process, as with `local`, but each
+ * counts as a host of its own: its engines reach no other device in memory
+ * (fw_link.solo), and everything they do to another device goes through
+ * this link, as the verbs transport's does through RDMA: messages into the
+ * receiver's inbox, and one-sided reads and writes checked against the
+ * target's region table. So the whole cross-host protocol (eager, rendezvous,
+ * truncation, failure, cancel, reset, writes) runs in `make check`, under the
+ * sanitizers, with no RDMA device.
+ *
+ * An inbox is a ring of messages under a mutex that doubles when full: a
+ * test double, so simple beats lean.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/internal.h"
+#include "driver/loop/loop.h"
+#include "fw_stub/link.h"
+
+struct loop_inbox {
+	pthread_mutex_t lock;
+	struct q_msg *msgs;
+	uint32_t head, count, cap;
+};
+
+struct loop_link {
+	struct fw_link link; /* first: the engines' handle is this */
+	struct accdma_world *w;
+	struct loop_inbox *inbox; /* by device */
+	_Atomic uint64_t counts[DRV_LOOP__COUNT]; /* what crossed the link, for the tests */
+};
+
+static struct loop_link *loop_of(struct fw_link *l)
+{
+	return (struct loop_link *)l;
+}
+
+static int inbox_grow(struct loop_inbox *b)
+{
+	uint32_t cap = b->cap ? 2 * b->cap : 64;
+	struct q_msg *m = malloc((size_t)cap * sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->count; i++)
+		m[i] = b->msgs[(b->head + i) % b->cap];
+	free(b->msgs);
+	b->msgs = m;
+	b->head = 0;
+	b->cap = cap;
+	return 0;
+}
+
+static int loop_send(struct fw_link *l, const struct q_msg *m)
+{
+	struct loop_link *ll = loop_of(l);
+	struct accdma_world *w = ll->w;
+	struct loop_inbox *b;
+	uint32_t dst = (uint32_t)m->dst;
+	int rc = 0;
+
+	if (dst >= w->a.g.ndev)
+		return -EPIPE;
+	b = &ll->inbox[dst];
+	pthread_mutex_lock(&b->lock);
+	if (b->count == b->cap)
+		rc = inbox_grow(b);
+	if (!rc) {
+		memcpy(&b->msgs[(b->head + b->count) % b->cap], m, q_msg_bytes(m));
+		b->count++;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (rc)
+		return -EPIPE; /* out of memory: as good as a link that broke */
+	if (m->type < Q_MSG__COUNT)
+		atomic_fetch_add_explicit(&ll->counts[m->type], 1, memory_order_relaxed);
+	/* The message is the doorbell: the receiver's engine 0 serves its inbox. */
+	q_engine_kick(q_dev(&w->a, dst), 0);
+	return 0;
+}
+
+static int loop_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
+{
+	struct loop_inbox *b = &loop_of(l)->inbox[dev];
+	int got = 0;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->count) {
+		const struct q_msg *src = &b->msgs[b->head];
+
+		memcpy(m, src, q_msg_bytes(src));
+		b->head = (b->head + 1) % b->cap;
+		b->count--;
+		got = 1;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return got;
+}
+
+/* Where (@dev, @key, @off, @len) is, checked as the target's NIC would. */
+static enum accdma_status loop_range(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				     void **addr)
+{
+	struct accdma_world *w = loop_of(l)->w;
+
+	if (dev >= w->a.g.ndev)
+		return ACCDMA_ST_BAD_KEY;
+	return dma_resolve(&w->space, &w->a, dev, key, off, len, 0, addr);
+}
+
+static enum accdma_status loop_read(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				    void *dst)
+{
+	void *src;
+	enum accdma_status st = loop_range(l, dev, key, off, len, &src);
+
+	atomic_fetch_add_explicit(&loop_of(l)->counts[DRV_LOOP_READS], 1, memory_order_relaxed);
+	if (st == ACCDMA_OK && dma_copy(dst, src, len))
+		st = ACCDMA_ST_DMA_ERROR; /* the data mover's fault point */
+	return st;
+}
+
+static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				     const void *src)
+{
+	void *dst;
+	enum accdma_status st = loop_range(l, dev, key, off, len, &dst);
+
+	atomic_fetch_add_explicit(&loop_of(l)->counts[DRV_LOOP_WRITES], 1, memory_order_relaxed);
+	if (st == ACCDMA_OK && dma_copy(dst, src, len))
+		st = ACCDMA_ST_DMA_ERROR; /* the data mover's fault point */
+	return st;
+}
+
+static const struct fw_link_ops loop_ops = {
+	.send = loop_send,
+	.recv = loop_recv,
+	.read = loop_read,
+	.write = loop_write,
+};
+
+static void loop_close(struct accdma_world *w)
+{
+	struct loop_link *ll = w->tp_state;
+
+	drv_transport_local.close(w);
+	if (!ll)
+		return;
+	for (uint32_t d = 0; ll->inbox && d < w->a.g.ndev; d++) {
+		pthread_mutex_destroy(&ll->inbox[d].lock);
+		free(ll->inbox[d].msgs);
+	}
+	free(ll->inbox);
+	free(ll);
+	w->tp_state = NULL;
+	w->host.link = NULL;
+}
+
+static int loop_open(struct accdma_world *w)
+{
+	struct loop_link *ll = calloc(1, sizeof(*ll));
+	int rc;
+
+	if (!ll)
+		return -ENOMEM;
+	w->tp_state = ll;
+	ll->w = w;
+	ll->link = (struct fw_link){ .ops = &loop_ops, .solo = 1 };
+	ll->inbox = calloc(w->a.g.ndev, sizeof(*ll->inbox));
+	if (!ll->inbox)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < w->a.g.ndev; d++)
+		pthread_mutex_init(&ll->inbox[d].lock, NULL);
+	rc = drv_transport_local.open(w);
+	if (rc)
+		return rc;
+	w->host.link = &ll->link;
+	return 0;
+}
+
+int drv_loop_counts(accdma_world *w, uint64_t *counts)
+{
+	struct loop_link *ll;
+
+	if (drv_world_check(w) || w->tp != &drv_transport_loop)
+		return -EINVAL;
+	ll = w->tp_state;
+	for (int i = 0; i < DRV_LOOP__COUNT; i++)
+		counts[i] = atomic_load_explicit(&ll->counts[i], memory_order_relaxed);
+	return 0;
+}
+
+int drv_loop_inject(accdma_world *w, const struct q_msg *m)
+{
+	struct loop_link *ll;
+
+	if (drv_world_check(w) || w->tp != &drv_transport_loop || !m)
+		return -EINVAL;
+	ll = w->tp_state;
+	return loop_send(&ll->link, m);
+}
+
+/* The arena and device memory are local's: one process holds them all. */
+static void loop_stop(struct accdma_world *w)
+{
+	drv_transport_local.stop(w);
+}
+
+static int loop_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
+{
+	return drv_transport_local.mem_alloc(w, dev, size, off, addr);
+}
+
+static void loop_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size)
+{
+	drv_transport_local.mem_free(w, dev, off, addr, size);
+}
+
+static int loop_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
+{
+	return drv_transport_local.mem_register(w, dev, addr, size, off);
+}
+
+const struct drv_transport drv_transport_loop = {
+	.name = "loop",
+	.shared_arena = 0,
+	.open = loop_open,
+	.stop = loop_stop,
+	.close = loop_close,
+	.mem_alloc = loop_mem_alloc,
+	.mem_free = loop_mem_free,
+	.mem_register = loop_mem_register,
+};

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * link.h - an engine's port to devices it cannot reach in memory: devices of
+ * other hosts (verbs), or, in the message-level test double (loop), every
+ * other device. A link carries messages (struct q_msg) between engines and
+ * moves data one-sided: a read from a peer's region (the receiver pulls a
+ * large send, as with RDMA READ) and a write into one (RDMA WRITE). The
+ * peer seam (peer.h) turns each of its calls for such a device into these;
+ * a transport provides the table, as rdma-core's providers do.
+ */
+#ifndef ACCDMA_FW_LINK_H
+#define ACCDMA_FW_LINK_H
+
+#include "queue/queue.h"
+
+struct fw_link;
+
+/**
+ * struct fw_link_ops - what a link does.
+ * @send: queue message @m (q_msg_bytes() of it) for device @m->dst, in order
+ *        after every earlier message from @m->src to it. May wait for room,
+ *        never for the peer's engine. Return: 0, or -EPIPE if the peer is
+ *        gone (the message is dropped).
+ * @recv: take the next message for local device @dev into @m. Return: 1 if
+ *        one was taken, 0 if none waits.
+ * @read: copy @len bytes of device @dev's region (@key, @off) to @dst.
+ * @write: copy @len bytes from @src into device @dev's region (@key, @off).
+ *        Both check the range against the region's key and bounds first.
+ *        Return: ACCDMA_OK, ACCDMA_ST_BAD_KEY, ACCDMA_ST_OUT_OF_BOUNDS,
+ *        ACCDMA_ST_PEER_LOST or ACCDMA_ST_DMA_ERROR.
+ */
+struct fw_link_ops {
+	int (*send)(struct fw_link *l, const struct q_msg *m);
+	int (*recv)(struct fw_link *l, uint32_t dev, struct q_msg *m);
+	enum accdma_status (*read)(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				   void *dst);
+	enum accdma_status (*write)(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				    const void *src);
+};
+
+/**
+ * struct fw_link - a link, and which devices a device reaches without it.
+ * @ops: its operations.
+ * @near_lo/@near_n: the devices this process reaches in memory (its own);
+ *                   the others only through the link.
+ * @solo: every device reaches only itself in memory (the test double).
+ */
+struct fw_link {
+	const struct fw_link_ops *ops;
+	uint32_t near_lo;
+	uint32_t near_n;
+	int solo;
+};
+
+#endif /* ACCDMA_FW_LINK_H */

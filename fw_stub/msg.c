@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * msg.c - serving the messages of far devices (peer_far.c sends them).
+ *
+ * The receiver owns its state: a far sender's small send is written into
+ * our inline ring by us, its large send waits in our rendezvous table until
+ * our recv meets it, and then we pull its data and send back a finish. So
+ * the steps match.c takes for a near sender run here on the sender's
+ * behalf, on our own table. Every field of a message is checked before use:
+ * a peer that sends garbage fails its own ops, never ours.
+ */
+
+#include "fw_stub/eager_ring.h"
+#include "fw_stub/rdv.h"
+
+/* Messages a device serves in one pass: the rest wait for the next, so a
+ * flood from a peer never starves the device's own queues. */
+#define FW_POLL_BATCH 64
+
+/* A status a message may carry for a failure (never OK, never out of range). */
+static enum accdma_status failure_of(uint16_t st)
+{
+	return st != ACCDMA_OK && st < ACCDMA_ST__COUNT ? (enum accdma_status)st : ACCDMA_ST_PEER_ERROR;
+}
+
+/* Send a finish for the far op (@src, @queue, @slot, @gen). */
+static void finish(const struct fw_device *fd, int32_t src, uint32_t queue, uint32_t slot, uint32_t gen,
+		   enum accdma_status st, uint64_t bytes)
+{
+	struct q_rdv op = { .dev = src, .queue = (uint16_t)queue, .slot = slot, .gen = gen };
+
+	fw_far_complete(fd, &op, st, bytes);
+}
+
+/* Is @e a live recv of ours, still posted? */
+static int our_recv(const struct fw_device *fd, const struct q_rdv *e)
+{
+	return !e->failed && e->side == ACCDMA_OP_RECV && e->dev == (int32_t)fd->id &&
+	       fw_direct_op_posted(fd, e->dev, e->queue, e->slot);
+}
+
+/* A small send: into our ring from @src at the position it was given. */
+static void serve_eager(struct fw_device *fd, const struct q_msg *m)
+{
+	struct fw_eager_rx *rx;
+	uint32_t span, done;
+
+	if (!fd->eager_rx || !fd->eager_max || m->len > fd->eager_max)
+		return;
+	rx = &fd->eager_rx[m->src];
+	span = q_eager_span(m->len);
+	done = os_load(&rx->ring->done, OS_ACQUIRE);
+	/* Positions come in order and within the credit we gave: anything else
+	 * is a sender gone wrong, whose message is dropped (its recv then waits
+	 * for its timeout, as for a send that never came). */
+	if (m->pos != os_load(&rx->wpos, OS_RELAXED) || m->pos + span - done > fd->eager_mask + 1)
+		return;
+	fw_ring_write(fd, rx->ring, m->pos, done, m->tag, m->seq, m->data, m->len);
+	os_store(&rx->wpos, m->pos + span, OS_RELAXED);
+	fw_direct_kick(fd, fd->id); /* the recv's engine may sleep */
+}
+
+/* Pull a far send (@m) into our recv @mate (taken out of the table) and
+ * finish both. */
+static void meet(struct fw_device *fd, const struct q_msg *m, const struct q_rdv *mate)
+{
+	struct q_rdv send = { .dev = m->src, .key = m->key, .offset = m->offset, .length = m->length };
+	enum accdma_status st = ACCDMA_OK;
+	uint64_t bytes = 0;
+	void *dst = NULL;
+
+	if (m->length > mate->length)
+		st = ACCDMA_ST_TRUNCATED;
+	else if (dma_resolve(fd->space, fd->w, fd->id, mate->key, mate->offset, mate->length, 1, &dst) !=
+		 ACCDMA_OK)
+		st = ACCDMA_ST_PEER_ERROR; /* the recv's region went away meanwhile */
+	else if (fw_fault_hit(FW_FAULT_MATCH))
+		st = ACCDMA_ST_DMA_ERROR;
+	else
+		st = fw_far_pull(fd, &send, dst, m->length);
+	if (st == ACCDMA_OK)
+		bytes = m->length;
+	fw_direct_complete(fd, fd->id, mate->queue, mate->slot, st, bytes);
+	finish(fd, m->src, m->queue, m->slot, m->gen, st, bytes);
+}
+
+/* A large send (or a small one that found no room) is ready: meet its recv
+ * if it waits, else wait in our table for it. */
+static void serve_rts(struct fw_device *fd, const struct q_msg *m)
+{
+	const struct q_geom *g = &fd->w->g;
+	struct fw_rdv home;
+	struct q_rdv *e, mate;
+
+	if (m->queue >= g->nq || m->slot >= g->depth)
+		return; /* names no op a finish could reach */
+	fw_peer_rdv(fd, fd->id, &home);
+	if (fw_rdv_lock(fd, &home))
+		return; /* stopping: the sender sees this device lost */
+	e = fw_rdv_find(&home, m->src, m->tag, m->seq);
+	if (!e) {
+		e = fw_rdv_insert(&home, m->src, m->tag, m->seq);
+		if (e) {
+			fw_rdv_set_side(&home, e, ACCDMA_OP_SEND);
+			e->failed = 0;
+			e->key = m->key;
+			e->offset = m->offset;
+			e->length = m->length;
+			e->dev = m->src;
+			e->queue = (uint16_t)m->queue;
+			e->slot = m->slot;
+			e->gen = m->gen;
+		}
+		fw_rdv_unlock(&home);
+		if (e) {
+			fw_direct_kick(fd, fd->id); /* a parked recv looks in the table now */
+		} else {
+			struct q_msg busy = *m;
+
+			busy.type = Q_MSG_BUSY;
+			busy.src = (int32_t)fd->id;
+			busy.dst = m->src;
+			(void)fd->link->ops->send(fd->link, &busy);
+		}
+		return;
+	}
+	if (e->side == ACCDMA_OP_SEND && !e->failed && e->dev == m->src && e->queue == m->queue &&
+	    e->slot == m->slot && e->gen == m->gen) {
+		fw_rdv_unlock(&home); /* announced again (after a busy answer): it waits already */
+		return;
+	}
+	mate = *e;
+	fw_rdv_remove(&home, e);
+	fw_rdv_unlock(&home);
+	if (our_recv(fd, &mate)) {
+		meet(fd, m, &mate);
+		return;
+	}
+	/* A failed recv's marker, a withdrawn one, or a second send with this
+	 * sequence number (a corrupt peer): the send fails; so does a send
+	 * that was waiting under that number. */
+	if (!mate.failed && mate.side == ACCDMA_OP_SEND && fw_peer_op_posted(fd, mate.dev, mate.queue, mate.slot))
+		fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
+	finish(fd, m->src, m->queue, m->slot, m->gen, ACCDMA_ST_PEER_ERROR, 0);
+}
+
+/* A far send failed before it was announced: its recv fails, now or when it comes. */
+static void serve_sfail(struct fw_device *fd, const struct q_msg *m)
+{
+	struct fw_rdv home;
+	struct q_rdv *e, mate;
+
+	fw_peer_rdv(fd, fd->id, &home);
+	if (fw_rdv_lock(fd, &home))
+		return;
+	e = fw_rdv_find(&home, m->src, m->tag, m->seq);
+	if (e) {
+		mate = *e;
+		fw_rdv_remove(&home, e);
+		fw_rdv_unlock(&home);
+		if (our_recv(fd, &mate))
+			fw_direct_complete(fd, fd->id, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
+		return;
+	}
+	e = fw_rdv_insert(&home, m->src, m->tag, m->seq);
+	if (e) {
+		fw_rdv_set_side(&home, e, ACCDMA_OP_SEND);
+		e->failed = (uint16_t)failure_of(m->status);
+		e->dev = m->src;
+	}
+	fw_rdv_unlock(&home);
+	if (e)
+		fw_direct_kick(fd, fd->id); /* a parked recv looks in the table now */
+}
+
+/* A far sender takes back its waiting send: if it still waits, it leaves a
+ * marker (our recv completes PEER_ERROR) and finishes with the sender's
+ * status; if our recv took it already, that finish is on its way. */
+static void serve_withdraw(struct fw_device *fd, const struct q_msg *m)
+{
+	struct fw_rdv home;
+	struct q_rdv *e;
+	int taken = 0;
+
+	fw_peer_rdv(fd, fd->id, &home);
+	if (fw_rdv_lock(fd, &home))
+		return;
+	e = fw_rdv_find(&home, m->src, m->tag, m->seq);
+	if (e && !e->failed && e->side == ACCDMA_OP_SEND && e->dev == m->src && e->queue == m->queue &&
+	    e->slot == m->slot && e->gen == m->gen) {
+		e->failed = (uint16_t)failure_of(m->status);
+		taken = 1;
+	}
+	fw_rdv_unlock(&home);
+	if (taken)
+		finish(fd, m->src, m->queue, m->slot, m->gen, failure_of(m->status), 0);
+}
+
+/* Our op (@m->queue, @m->slot) that waited for a far partner is finished by
+ * it: only if it is still that op (posted, same generation). */
+static void serve_fin(struct fw_device *fd, const struct q_msg *m)
+{
+	const struct q_arena *w = fd->w;
+	struct q_cpl *c;
+
+	if (m->queue >= w->g.nq || m->slot >= w->g.depth || m->status >= ACCDMA_ST__COUNT)
+		return;
+	c = &q_cpls(w, fd->id, m->queue)[m->slot];
+	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen)
+		return; /* stale or forged */
+	fw_complete_record(w, fd->sh, q_queue(w, fd->id, m->queue), c, (enum accdma_status)m->status, m->length,
+			   0, 1);
+}
+
+/* Our send found no room in its receiver's table: its engine announces it again. */
+static void serve_busy(struct fw_device *fd, const struct q_msg *m)
+{
+	struct q_cpl *c;
+
+	if (m->queue >= fd->w->g.nq || m->slot >= fd->w->g.depth)
+		return;
+	c = &q_cpls(fd->w, fd->id, m->queue)[m->slot];
+	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen)
+		return;
+	os_store(&c->handoff, 1, OS_RELEASE);
+	fw_direct_kick(fd, fd->id);
+}
+
+/* Every message says how far its sender consumed our messages to it: room
+ * for more. Never past what we sent, nor backwards. */
+static void take_credit(struct fw_device *fd, const struct q_msg *m)
+{
+	struct fw_eager_tx *tx;
+	uint32_t old;
+
+	if (!fd->eager_tx)
+		return;
+	tx = &fd->eager_tx[m->src];
+	old = os_load(&tx->credit, OS_RELAXED);
+	if (m->credit == old)
+		return;
+	fw_eager_lock(fd, &fd->eager_tx_lock);
+	old = os_load(&tx->credit, OS_RELAXED);
+	if (m->credit - old <= tx->pos - old)
+		os_store(&tx->credit, m->credit, OS_RELEASE);
+	fw_eager_unlock(fd, &fd->eager_tx_lock);
+}
+
+void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
+{
+	uint32_t src = (uint32_t)m->src;
+
+	if ((uint32_t)m->dst != fd->id || src >= fd->w->g.ndev || fw_peer_near(fd, src))
+		return; /* not for us, or not from a far device */
+	take_credit(fd, m);
+	switch (m->type) {
+	case Q_MSG_EAGER:
+		serve_eager(fd, m);
+		break;
+	case Q_MSG_RTS:
+		serve_rts(fd, m);
+		break;
+	case Q_MSG_SFAIL:
+		serve_sfail(fd, m);
+		break;
+	case Q_MSG_WITHDRAW:
+		serve_withdraw(fd, m);
+		break;
+	case Q_MSG_FIN:
+		serve_fin(fd, m);
+		break;
+	case Q_MSG_CREDIT: /* taken above */
+	case Q_MSG_BUSY:
+		serve_busy(fd, m);
+		break;
+	default:
+		break;
+	}
+}
+
+int fw_peer_poll(struct fw_device *fd)
+{
+	struct q_msg m;
+	int n = 0;
+
+	if (!fd->link || os_exchange(&fd->inbox_lock, 1, OS_ACQUIRE))
+		return 0;
+	while (n < FW_POLL_BATCH && fd->link->ops->recv(fd->link, fd->id, &m)) {
+		fw_msg_serve(fd, &m);
+		n++;
+	}
+	os_store(&fd->inbox_lock, 0, OS_RELEASE);
+	return n;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * peer_far.c - the peer seam (peer.h) for devices reached through a link:
+ * another host's (verbs), or any other device in the message-level test
+ * double. Whatever would touch the other device's block becomes a message
+ * (struct q_msg) or a one-sided read or write of its memory; the receiver
+ * owns its table and its rings, and serves the messages itself (msg.c).
+ */
+
+#include "fw_stub/peer.h"
+
+static int link_send(const struct fw_device *fd, const struct q_msg *m)
+{
+	return fd->link->ops->send(fd->link, m);
+}
+
+/* A message header from @fd to @dst. Every message carries our consumed
+ * mark of @dst's ring to us: its credit, for free on reverse traffic. */
+static void msg_init(struct q_msg *m, const struct fw_device *fd, uint32_t dst, uint16_t type)
+{
+	memset(m, 0, Q_MSG_HEAD_BYTES);
+	m->type = type;
+	m->src = (int32_t)fd->id;
+	m->dst = (int32_t)dst;
+	if (fd->eager_rx)
+		m->credit = os_load(&fd->eager_rx[dst].ring->done, OS_ACQUIRE);
+}
+
+int fw_far_polled(const struct fw_device *fd, uint32_t dev)
+{
+	(void)fd;
+	(void)dev;
+	return 0; /* its own engines serve our messages: nothing waits for its host */
+}
+
+int fw_far_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot)
+{
+	const struct q_geom *g = &fd->w->g;
+
+	/* Only its owner can tell: it checks the slot's generation at the finish. */
+	return dev >= 0 && (uint32_t)dev < g->ndev && queue < g->nq && slot < g->depth;
+}
+
+void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st, uint64_t bytes)
+{
+	struct q_msg m;
+
+	msg_init(&m, fd, (uint32_t)op->dev, Q_MSG_FIN);
+	m.status = (uint16_t)st;
+	m.queue = op->queue;
+	m.slot = op->slot;
+	m.gen = op->gen;
+	m.length = bytes;
+	m.tag = op->tag;
+	m.seq = op->seq;
+	(void)link_send(fd, &m); /* a peer gone: its ops went with it */
+}
+
+enum accdma_status fw_far_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+{
+	enum accdma_status st = fd->link->ops->write(fd->link, (uint32_t)op->d.peer, op->d.remote_key,
+						     op->d.remote_offset, op->d.length, op->addr);
+
+	*bytes = st == ACCDMA_OK ? op->d.length : 0;
+	return st;
+}
+
+int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
+{
+	uint32_t dst = (uint32_t)op->d.peer, mask = fd->eager_mask, span = q_eager_span(op->d.length);
+	struct fw_eager_tx *tx = &fd->eager_tx[dst];
+	struct q_msg m;
+	int rc;
+
+	fw_eager_lock(fd, &fd->eager_tx_lock);
+	if (tx->pos + span - tx->done > mask + 1) {
+		tx->done = os_load(&tx->credit, OS_ACQUIRE);
+		if (tx->pos + span - tx->done > mask + 1) {
+			fw_eager_unlock(fd, &fd->eager_tx_lock);
+			return 0; /* no room as far as the receiver's credit says */
+		}
+	}
+	msg_init(&m, fd, dst, Q_MSG_EAGER);
+	m.tag = op->d.tag;
+	m.seq = op->d.seq;
+	m.len = (uint32_t)op->d.length;
+	m.pos = tx->pos;
+	if (m.len)
+		memcpy(m.data, op->addr, m.len);
+	/* Under the lock: the receiver takes positions in the order they were given. */
+	rc = link_send(fd, &m);
+	if (!rc)
+		tx->pos += span;
+	fw_eager_unlock(fd, &fd->eager_tx_lock);
+	return !rc;
+}
+
+void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
+{
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
+	uint32_t quarter = (fd->eager_mask + 1) / 4;
+	struct q_msg m;
+
+	/* A credit of its own when a quarter of the ring is free again, or when
+	 * everything the sender put is consumed (so that a sender that stopped
+	 * finds the whole ring free, as it would over memory); otherwise our
+	 * next message carries it. A sender short of credit sends by rendezvous
+	 * meanwhile: a late credit costs speed, never progress. */
+	if (done - rx->credited < (quarter ? quarter : 1) && done != os_load(&rx->wpos, OS_RELAXED))
+		return;
+	msg_init(&m, fd, src, Q_MSG_CREDIT);
+	rx->credited = done;
+	(void)link_send(fd, &m);
+}
+
+int fw_far_announce(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	struct q_msg m;
+
+	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_RTS);
+	m.tag = op->d.tag;
+	m.seq = op->d.seq;
+	m.key = op->d.key;
+	m.offset = op->d.offset;
+	m.length = op->d.length;
+	m.queue = q->index;
+	m.slot = op->slot;
+	m.gen = op->gen;
+	op->withdrawing = 0;
+	return link_send(fd, &m);
+}
+
+void fw_far_send_failed(struct fw_device *fd, const struct fw_op *op, enum accdma_status st)
+{
+	struct q_msg m;
+
+	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_SFAIL);
+	m.tag = op->d.tag;
+	m.seq = op->d.seq;
+	m.status = (uint16_t)st;
+	(void)link_send(fd, &m);
+}
+
+int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
+{
+	struct q_msg m;
+
+	if (fw_peer_lost(fd, (uint32_t)op->d.peer))
+		return 1;
+	if (op->withdrawing)
+		return 0; /* asked already: its finish is on the way */
+	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_WITHDRAW);
+	m.tag = op->d.tag;
+	m.seq = op->d.seq;
+	m.queue = q->index;
+	m.slot = op->slot;
+	m.gen = op->gen;
+	m.status = (uint16_t)st;
+	if (link_send(fd, &m))
+		return 1;
+	op->withdrawing = 1;
+	return 0;
+}
+
+enum accdma_status fw_far_pull(struct fw_device *fd, const struct q_rdv *send, void *dst, uint64_t len)
+{
+	enum accdma_status st;
+
+	if (!len)
+		return ACCDMA_OK;
+	st = fd->link->ops->read(fd->link, (uint32_t)send->dev, send->key, send->offset, len, dst);
+	/* A range the sender's own engine validated but that does not resolve now
+	 * (freed, or a forged announcement) is the sender's failure. */
+	if (st == ACCDMA_ST_BAD_KEY || st == ACCDMA_ST_OUT_OF_BOUNDS)
+		return ACCDMA_ST_PEER_ERROR;
+	return st;
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_loop.c - the cross-host protocol over the loop transport, where every
+ * device is a host of its own and reaches the others only through messages
+ * and one-sided reads and writes (driver/loop/loop.c).
+ *
+ *  - what crosses the link for each kind of transfer: an eager send is one
+ *    message, a rendezvous is an announcement, a pull and a finish, a write
+ *    one write; data, status and byte counts checked;
+ *  - FIFO across paths: small and large sends on one tag, recvs posted after;
+ *  - a waiting send canceled: withdrawn by message, its recv PEER_ERROR;
+ *  - a "busy" answer: the send announces again, and the pair completes;
+ *  - a hostile peer: forged, stale and malformed messages are dropped or
+ *    fail only the ops they name, and the world goes on working.
+ *
+ * The rest of the suite runs over loop too (`make check`'s check-loop).
+ */
+#include "helpers/th.h"
+
+#include <unistd.h>
+
+#include "driver/loop/loop.h"
+#include "queue/queue.h"
+
+#define BIG 65536
+
+static accdma_world *loop_open(int n, int queues)
+{
+	struct accdma_world_opts o;
+
+	th_opts(&o, n);
+	o.transport = ACCDMA_TRANSPORT_LOOP;
+	o.queues = queues;
+	return th_open_opts(&o);
+}
+
+/* Wait for @t and check what it moved (looked at before the wait consumes it). */
+static void wait_moved(accdma_world *w, accdma_token t, uint64_t moved)
+{
+	struct accdma_op_info info;
+	int tries = 0;
+
+	do {
+		assert_int_equal(accdma_op_info(w, t, &info), 0);
+		if (info.stage != ACCDMA_STAGE_DONE)
+			usleep(1000);
+	} while (info.stage != ACCDMA_STAGE_DONE && ++tries < 20000);
+	th_assert_st(info.status, ACCDMA_OK);
+	assert_int_equal(info.moved, moved);
+	th_wait_ok(w, t);
+}
+
+/* The counts now, minus @base if given. */
+static void counts(accdma_world *w, uint64_t *c, const uint64_t *base)
+{
+	assert_int_equal(drv_loop_counts(w, c), 0);
+	for (int i = 0; base && i < DRV_LOOP__COUNT; i++)
+		c[i] -= base[i];
+}
+
+static void test_what_crosses(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, 2 * BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, 2 * BIG, (void **)&b);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	accdma_token s, r;
+
+	th_fill_pattern(a, 2 * BIG, 1);
+	th_fill_u8(b, 2 * BIG, 0xEE);
+	counts(w, base, NULL);
+
+	/* eager: one message, the send done before its recv is posted */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, 0, 8, NULL, 0, &s), 0);
+	th_wait_ok(w, s);
+	counts(w, c, base);
+	assert_int_equal(c[Q_MSG_EAGER], 1);
+	assert_int_equal(c[Q_MSG_RTS], 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kb, 0, 64, NULL, 0, &r), 0);
+	wait_moved(w, r, 8);
+	th_check_pattern(b, 8, 1, "eager payload");
+	th_check_u8(b + 8, 56, 0xEE, "after the eager payload");
+
+	/* rendezvous, send first then recv first: announce, pull, finish */
+	for (int recv_first = 0; recv_first < 2; recv_first++) {
+		counts(w, base, NULL);
+		th_fill_u8(b, 2 * BIG, 0xEE);
+		if (recv_first)
+			assert_int_equal(accdma_recv(th_q(w, 1), 0, 6, kb, 16, BIG, NULL, 0, &r), 0);
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 6, ka, 0, BIG, NULL, 0, &s), 0);
+		if (!recv_first) {
+			th_kick(w, 0, 1);
+			th_pending(w, s);
+			assert_int_equal(accdma_recv(th_q(w, 1), 0, 6, kb, 16, BIG, NULL, 0, &r), 0);
+		}
+		wait_moved(w, r, BIG);
+		wait_moved(w, s, BIG);
+		th_check_u8(b, 16, 0xEE, "before the pulled range");
+		th_check_pattern(b + 16, BIG, 1, "pulled data");
+		th_check_u8(b + 16 + BIG, BIG - 16, 0xEE, "after the pulled range");
+		counts(w, c, base);
+		assert_int_equal(c[Q_MSG_RTS], 1);
+		assert_int_equal(c[Q_MSG_FIN], 1);
+		assert_int_equal(c[DRV_LOOP_READS], 1);
+		assert_int_equal(c[DRV_LOOP_WRITES], 0);
+	}
+
+	/* a one-sided write: one write, nothing for the target's engine to do */
+	counts(w, base, NULL);
+	assert_int_equal(accdma_write(th_q(w, 0), 1, ka, 100, 1000, kb, 7, NULL, 0, &s), 0);
+	th_wait_ok(w, s);
+	assert_memory_equal(b + 7, a + 100, 1000);
+	counts(w, c, base);
+	assert_int_equal(c[DRV_LOOP_WRITES], 1);
+	assert_int_equal(c[Q_MSG_RTS] + c[Q_MSG_EAGER] + c[Q_MSG_FIN], 0);
+	/* ... checked against the target's bounds */
+	assert_int_equal(accdma_write(th_q(w, 0), 1, ka, 0, 16, kb, 2 * BIG - 8, NULL, 0, &s), 0);
+	th_wait_st(w, s, ACCDMA_ST_OUT_OF_BOUNDS);
+	th_close(w);
+}
+
+/* Small (eager) and large (rendezvous) sends on one tag land in FIFO order. */
+static void test_fifo_across_paths(void **state)
+{
+	(void)state;
+	enum { N = 40 };
+	accdma_world *w = loop_open(2, 1);
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, N * 4096, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, N * 4096, (void **)&b);
+	accdma_token s[N], r[N];
+
+	th_fill_pattern(a, N * 4096, 9);
+	for (int k = 0; k < N; k++)
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 3, ka, (uint64_t)k * 4096, k % 3 ? 16 : 3000,
+					     NULL, 0, &s[k]),
+				 0);
+	for (int k = 0; k < N; k++)
+		assert_int_equal(accdma_recv(th_q(w, 1), 0, 3, kb, (uint64_t)k * 4096, 4096, NULL, 0, &r[k]), 0);
+	th_wait_all_ok(w, r, N);
+	th_wait_all_ok(w, s, N);
+	for (int k = 0; k < N; k++)
+		assert_memory_equal(b + k * 4096, a + k * 4096, k % 3 ? 16 : 3000);
+	th_close(w);
+}
+
+/* A large send waiting at its far receiver is canceled: the receiver gives
+ * it back (CANCELED), and the recv that comes later fails PEER_ERROR. */
+static void test_cancel_waiting_send(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	uint8_t *b;
+	accdma_key ka = th_alloc(w, 0, BIG, NULL);
+	accdma_key kb = th_alloc(w, 1, BIG, (void **)&b);
+	accdma_token s, r, s2, r2;
+
+	th_fill_u8(b, BIG, 0x11);
+	counts(w, base, NULL);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ka, 0, BIG, NULL, 0, &s), 0);
+	th_kick(w, 0, 1);
+	th_kick(w, 1, 1); /* the receiver has the announcement */
+	assert_int_equal(accdma_cancel(w, s), 0);
+	th_wait_st(w, s, ACCDMA_ST_CANCELED);
+	counts(w, c, base);
+	assert_int_equal(c[Q_MSG_WITHDRAW], 1);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, BIG, NULL, 0, &r), 0);
+	th_wait_st(w, r, ACCDMA_ST_PEER_ERROR);
+	th_check_u8(b, BIG, 0x11, "recv range of a canceled send");
+	/* the next pair on the tag matches as usual */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ka, 0, BIG, NULL, 0, &s2), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, BIG, NULL, 0, &r2), 0);
+	th_wait_ok(w, r2);
+	th_wait_ok(w, s2);
+	th_close(w);
+}
+
+/* A receiver whose table had no room answers "busy" (never in a world this
+ * small: the table holds every op that can wait, so the answer is forged
+ * here): the send announces itself again, the receiver sees the same send
+ * and keeps its entry, and the pair completes with its data. */
+static void test_busy_answer(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, BIG, (void **)&b);
+	accdma_token s, r;
+	struct q_msg m;
+
+	th_fill_pattern(a, BIG, 6);
+	counts(w, base, NULL);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 4, ka, 0, BIG, NULL, 0, &s), 0);
+	th_kick(w, 0, 1);
+	th_kick(w, 1, 1);
+	memset(&m, 0, sizeof(m));
+	m.type = Q_MSG_BUSY;
+	m.src = 1;
+	m.dst = 0;
+	m.queue = q_token_queue(s);
+	m.slot = q_token_slot(s);
+	m.gen = q_token_gen(s);
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	th_kick(w, 1, 2);
+	counts(w, c, base);
+	assert_int_equal(c[Q_MSG_RTS], 2);
+	th_pending(w, s);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 4, kb, 0, BIG, NULL, 0, &r), 0);
+	th_wait_ok(w, r);
+	th_wait_ok(w, s);
+	assert_memory_equal(b, a, BIG);
+	counts(w, c, base);
+	assert_int_equal(c[Q_MSG_FIN], 1);
+	assert_int_equal(c[DRV_LOOP_READS], 1);
+	th_close(w);
+}
+
+/* A message as a far device 0 would send it to device 1. */
+static struct q_msg msg(uint16_t type)
+{
+	struct q_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.src = 0;
+	m.dst = 1;
+	return m;
+}
+
+static void test_hostile_peer(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, BIG, (void **)&b);
+	accdma_token r, s, s2, r2;
+	struct q_msg m;
+
+	th_fill_pattern(a, BIG, 4);
+	th_fill_u8(b, BIG, 0x22);
+	/* a recv waits on device 1 for (0, tag 8, seq 0) */
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 8, kb, 0, 4096, NULL, 0, &r), 0);
+	th_kick(w, 1, 1);
+	/* garbage: unknown type, wrong destination, a source out of range, a
+	 * device talking to itself, an eager message past eager_max or out of
+	 * position, a finish of a slot out of range, a credit past what was sent */
+	m = msg(200);
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_FIN);
+	m.dst = 0;
+	m.src = 1;
+	m.queue = 0;
+	m.slot = 0;
+	m.gen = 12345;
+	m.status = ACCDMA_ST_DMA_ERROR;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_RTS);
+	m.src = 77;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_RTS);
+	m.src = 1;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_EAGER);
+	m.len = ACCDMA_EAGER_MAX;
+	m.pos = 999;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_FIN);
+	m.queue = 9;
+	m.slot = 1u << 30;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	m = msg(Q_MSG_CREDIT);
+	m.src = 1;
+	m.dst = 0;
+	m.credit = 1u << 31;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 1, 2);
+	th_kick(w, 0, 2);
+	th_pending(w, r); /* none of it completed the recv */
+	th_check_u8(b, BIG, 0x22, "recv range after garbage");
+
+	/* a forged announcement for the recv, naming a key device 0 does not
+	 * have: the pull fails, and only the recv it names fails */
+	m = msg(Q_MSG_RTS);
+	m.tag = 8;
+	m.seq = 0;
+	m.key = 0xdead;
+	m.length = 64;
+	m.queue = 0;
+	m.slot = 3;
+	m.gen = 1;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_wait_st(w, r, ACCDMA_ST_PEER_ERROR);
+	th_check_u8(b, BIG, 0x22, "recv range after a forged announcement");
+
+	/* ... and one naming a real key past its bounds */
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 8, kb, 0, 4096, NULL, 0, &r), 0);
+	m.seq = 1;
+	m.key = ka;
+	m.offset = BIG - 16;
+	m.length = 64;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_wait_st(w, r, ACCDMA_ST_PEER_ERROR);
+	th_check_u8(b, BIG, 0x22, "recv range after an out-of-bounds announcement");
+
+	/* the world goes on: a real pair on another tag, eager and rendezvous */
+	for (uint64_t len = 8; len <= 8192; len *= 1024) {
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 9, ka, 0, len, NULL, 0, &s2), 0);
+		assert_int_equal(accdma_recv(th_q(w, 1), 0, 9, kb, 0, len, NULL, 0, &r2), 0);
+		th_wait_ok(w, r2);
+		th_wait_ok(w, s2);
+		assert_memory_equal(b, a, len);
+	}
+	(void)s;
+	th_close(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_what_crosses),
+		cmocka_unit_test(test_fifo_across_paths),
+		cmocka_unit_test(test_cancel_waiting_send),
+		cmocka_unit_test(test_busy_answer),
+		cmocka_unit_test(test_hostile_peer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
