@@ -3,6 +3,7 @@
 # Markers go to the console (ttyS0, with the kernel's messages, for reading)
 # and to ttyS1 alone, which the host parses: no kernel line can break them.
 #   vmtest NAME CMD...      run CMD with a time limit; VMTEST PASS/FAIL NAME
+#   vmtest_here NAME CMD... the same in this shell (setup that exports variables)
 #   vmbench TOOL SIZE VALUE record a benchmark result (never pass/fail)
 #   rxe_up                  two soft-RoCE "hosts" in this VM (see below)
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-120}
@@ -37,17 +38,16 @@ vm_setup() {
 }
 
 # vmtest NAME CMD...: runs CMD (a program or a function of the suite's
-# script) with a watchdog that kills it and its children after VMTEST_TIMEOUT
-# seconds, then prints VMTEST PASS NAME or VMTEST FAIL NAME, and on failure
-# the tail of CMD's output. Returns CMD's status, so a script can skip what a
-# failed prerequisite makes pointless. NAME is one word.
+# script) in a subshell, with a watchdog that kills it and its children after
+# VMTEST_TIMEOUT seconds, then prints VMTEST PASS NAME or VMTEST FAIL NAME,
+# and on failure the tail of CMD's output. Returns CMD's status, so a script
+# can skip what a failed prerequisite makes pointless. NAME is one word.
 vmtest() {
 	_name=$1
 	shift
-	_out=/tmp/vmtest.out
 	rm -f /tmp/vmtest.timedout
 	_t0=$(cut -d' ' -f1 /proc/uptime)
-	( "$@" ) > "$_out" 2>&1 &
+	( "$@" ) > /tmp/vmtest.out 2>&1 &
 	_pid=$!
 	( sleep "$VMTEST_TIMEOUT"; touch /tmp/vmtest.timedout; kill_tree "$_pid" ) &
 	_wd=$!
@@ -55,17 +55,33 @@ vmtest() {
 	_rc=$?
 	kill_tree "$_wd" 2>/dev/null
 	wait "$_wd" 2>/dev/null
-	_secs=$(awk -v a="$_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')
-	if [ "$_rc" = 0 ]; then
-		vmtest_mark "VMTEST PASS $_name (${_secs} s)"
+	_why="exit $_rc"
+	[ -e /tmp/vmtest.timedout ] && _why="timed out after $VMTEST_TIMEOUT s"
+	vmtest_report "$_name" "$_rc" "$_why" "$_t0"
+}
+
+# vmtest_here NAME CMD...: the same in this shell, without the watchdog: for
+# a setup step whose variables the rest of the script needs (rxe_up). CMD
+# must bound its own waits.
+vmtest_here() {
+	_name=$1
+	shift
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	"$@" > /tmp/vmtest.out 2>&1
+	_rc=$?
+	vmtest_report "$_name" "$_rc" "exit $_rc" "$_t0"
+}
+
+vmtest_report() { # NAME RC WHY T0
+	_secs=$(awk -v a="$4" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')
+	if [ "$2" = 0 ]; then
+		vmtest_mark "VMTEST PASS $1 (${_secs} s)"
 	else
-		_why="exit $_rc"
-		[ -e /tmp/vmtest.timedout ] && _why="timed out after $VMTEST_TIMEOUT s"
-		vmtest_mark "VMTEST FAIL $_name ($_why, ${_secs} s)"
-		tail -n 40 "$_out" | while IFS= read -r _l; do vmtest_mark "    $_l"; done
+		vmtest_mark "VMTEST FAIL $1 ($3, ${_secs} s)"
+		tail -n 40 /tmp/vmtest.out | while IFS= read -r _l; do vmtest_mark "    $_l"; done
 	fi
-	rm -f "$_out"
-	return "$_rc"
+	rm -f /tmp/vmtest.out
+	return "$2"
 }
 
 # kill_tree PID: PID and its descendants (a test's servers), children first.

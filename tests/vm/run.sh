@@ -38,7 +38,8 @@ qrc=$?
 t1=$(date +%s.%N)
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 
-tr -d '\r' < "$markers" 2>/dev/null | grep '^VMTEST ' || true
+# The tests' lines, and under a failure its output (indented).
+tr -d '\r' < "$markers" 2>/dev/null | grep -E '^(VMTEST |    )' || true
 if [ -n "${VM_BENCH_OUT:-}" ]; then
 	tr -d '\r' < "$markers" 2>/dev/null | grep '^VMBENCH ' >> "$VM_BENCH_OUT" || true
 fi
