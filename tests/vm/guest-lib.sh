@@ -184,7 +184,8 @@ net_bytes() { cat "/sys/class/net/$1/statistics/$2_bytes"; }
 # vm_kernel_check: a test of its own when the kernel logged a warning, a BUG
 # or an Oops that did not stop it (the host also greps the console).
 vm_kernel_check() {
-	if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace:' > /tmp/kcheck; then
+	if dmesg | grep -E 'WARNING:|BUG:|kernel BUG at|BUG [^ ]+ \(|Oops|general protection fault|Call Trace:' \
+		> /tmp/kcheck; then
 		vmtest_mark "VMTEST FAIL kernel-log"
 		sed 's/^/    /' /tmp/kcheck | head -n 40 | while IFS= read -r l; do vmtest_mark "$l"; done
 	fi

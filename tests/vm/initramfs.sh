@@ -126,7 +126,7 @@ done
 for k in ${EXTRA_KO:-}; do
 	case $k in
 	*.ko)
-		[ -f "$k" ] || die "EXTRA_KO: no $k (built?)"
+		modinfo "$k" > /dev/null 2>&1 || die "EXTRA_KO: $k is not a kernel module (built?)"
 		deps=""
 		for d in $(modinfo -F depends "$k" | tr , ' '); do
 			add_name "$d" "EXTRA_KO $k"

@@ -56,8 +56,11 @@ if ! tr -d '\r' < "$markers" 2>/dev/null | grep -q '^VMTEST DONE'; then
 		echo "vm: no VMTEST DONE: qemu exited ($qrc) before the guest finished"
 	fi
 fi
-if grep -nE 'Kernel panic|WARNING:|BUG:|Oops|general protection fault|Call Trace:' "$console" \
-	> "$out/kernel-problems.txt"; then
+# Kernel lines only (printk's timestamp first), so a test's own output cannot
+# match: panics, WARN, BUG: (soft lockups too), kernel BUG at, SLUB's
+# "BUG cache (...)" reports, Oopses, GPFs, stack traces.
+problems='Kernel panic|WARNING:|BUG:|kernel BUG at|BUG [^ ]+ \(|Oops|general protection fault|Call Trace:'
+if grep -nE "^\[ *[0-9]+\.[0-9]+\] .*($problems)" "$console" > "$out/kernel-problems.txt"; then
 	bad=1
 	echo "vm: the kernel reported problems ($console):"
 	head -n 20 "$out/kernel-problems.txt" | tr -d '\r' | sed 's/^/    /'
