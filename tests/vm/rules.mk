@@ -6,8 +6,10 @@
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
 VM_OUT     := $(B)/vm
 VERBS_LIST := tests/vm/verbs-tests.list
-# The listed programs (the first word of each line): built by their own rules.
-VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | awk 'NF { print $$1 }')
+# The listed programs (the first word of each line but a VMTEST_TIMEOUT=):
+# built by their own rules.
+VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
+                     awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
 .PHONY: check-verbs check-vm-smoke
 check-verbs: $(VERBS_TEST_BINS)
