@@ -5,6 +5,9 @@
 #                         programs tests/vm/verbs-tests.list names
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
 VM_OUT     := $(B)/vm
+# The guest's kernel version: a module for the VM builds against
+# /lib/modules/$(VM_KVER)/build (linux-headers-amd64). Evaluated when used.
+VM_KVER     = $(shell bash tests/vm/kver.sh)
 VERBS_LIST := tests/vm/verbs-tests.list
 # The listed programs (the first word of each line but a VMTEST_TIMEOUT=):
 # built by their own rules.
