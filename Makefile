@@ -87,7 +87,7 @@ MANDIR  ?= $(PREFIX)/share/man
 ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 
 .DEFAULT_GOAL := all
--include $(wildcard tools/*/rules.mk) torch/rules.mk
+-include $(wildcard tools/*/rules.mk) torch/rules.mk tests/vm/rules.mk
 
 .PHONY: all check check-unit check-loop check-seams check-install check-man check-docs install uninstall man clean deps
 all: $(ALL_TARGETS)

@@ -1,0 +1,23 @@
+# tests/vm/: the VM harness (tests/README.md, "The VM"): Debian's kernel under
+# qemu (TCG), soft-RoCE inside. Included by the top Makefile; needs
+# `VM=1 bash scripts/install-deps.sh`. Not part of `make check`.
+#   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
+#                         programs tests/vm/verbs-tests.list names
+#   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
+VM_OUT     := $(B)/vm
+# The guest's kernel version: a module for the VM builds against
+# /lib/modules/$(VM_KVER)/build (linux-headers-amd64). Evaluated when used.
+VM_KVER     = $(shell bash tests/vm/kver.sh)
+VERBS_LIST := tests/vm/verbs-tests.list
+# The listed programs (the first word of each line but a VMTEST_TIMEOUT=):
+# built by their own rules.
+VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
+                     awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
+
+.PHONY: check-verbs check-vm-smoke
+check-verbs: $(VERBS_TEST_BINS)
+	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS)" EXTRA_FILES="$(VERBS_LIST)" \
+	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
+
+check-vm-smoke:
+	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
