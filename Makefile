@@ -61,7 +61,8 @@ LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
 TEST_LIBS := -lcmocka
 
-LIB_SRCS := $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c)
+# queue/os_kernel*.c: the OS header's kernel implementation, for the module only (Kbuild)
+LIB_SRCS := $(filter-out queue/os_kernel%,$(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
