@@ -1,17 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
  * main.c - accdma.ko's load and unload. The module carries the same core as
- * libaccdma (queue/, dma/, fw_stub/), built by the top-level Kbuild.
+ * libaccdma (queue/, dma/, fw_stub/), built by the top-level Kbuild; with
+ * selftest=1 it proves at load that the engines run as kernel threads
+ * (kmod/selftest.c). /dev/accdma comes next.
  */
 #define pr_fmt(fmt) "accdma: " fmt
 
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 
+#include "kmod/kmod.h"
 #include "queue/queue.h"
+
+static bool selftest;
+module_param(selftest, bool, 0444);
+MODULE_PARM_DESC(selftest, "run the self-test at load (result in the kernel log)");
+
+static uint selftest_devices = 4;
+module_param(selftest_devices, uint, 0444);
+MODULE_PARM_DESC(selftest_devices, "devices of the self-test's first world (2..16)");
+
+/* Read back by scripts: -1 not run, else how many tests failed. */
+static int selftest_failed = -1;
+module_param(selftest_failed, int, 0444);
+MODULE_PARM_DESC(selftest_failed, "tests the self-test failed (-1: not run)");
 
 static int __init accdma_init(void)
 {
+	int passed;
+
 	pr_info("loaded (firmware %#x)\n", Q_FW_VERSION);
+	if (!selftest)
+		return 0;
+	if (selftest_devices < 2 || selftest_devices > 16) {
+		pr_err("selftest_devices=%u: out of 2..16\n", selftest_devices);
+		return -EINVAL;
+	}
+	/* A failed self-test still loads: the log says what failed, and the
+	 * module can be unloaded as usual. */
+	accdma_selftest(selftest_devices, &passed, &selftest_failed);
 	return 0;
 }
 

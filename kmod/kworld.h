@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kworld.h - a world whose devices all live in the kernel (the local
+ * transport's semantics: region offsets are kernel addresses), and a minimal
+ * host side that posts descriptors and waits for their completion records
+ * through the queue layout, as driver/post.c and driver/token.c do in user
+ * space. The self-test drives the engines through it; /dev/accdma will lay
+ * out its arena the same way.
+ */
+#ifndef ACCDMA_KMOD_KWORLD_H
+#define ACCDMA_KMOD_KWORLD_H
+
+#include "fw_stub/fw.h"
+
+/* (peer, tag, direction) counters a device numbers its sends and recvs by. */
+#define KW_SEQS 64
+
+/**
+ * struct kw_shape - the shape of a world.
+ * @ndev: devices. @nq: queues per device. @engines: engine threads per device.
+ * @depth: slots per queue (a power of two). @eager_max: largest eager send.
+ * @spin_ns: how long an idle engine spins before it sleeps.
+ */
+struct kw_shape {
+	uint32_t ndev;
+	uint32_t nq;
+	uint32_t engines;
+	uint32_t depth;
+	uint32_t eager_max;
+	uint64_t spin_ns;
+};
+
+/* One (peer, tag, direction) counter: the k-th send meets the k-th recv. */
+struct kw_seq {
+	int32_t peer;
+	uint32_t dir;
+	uint64_t tag;
+	uint64_t next;
+};
+
+/* An exec posted on a queue: what its descriptor's handle names. */
+struct kw_exec {
+	int (*fn)(void *arg);
+	void *arg;
+	uint32_t gen;
+};
+
+/* The host's private view of one queue: it alone produces on it. */
+struct kw_queue {
+	uint32_t dev;
+	uint32_t index;
+	uint32_t mask;
+	uint32_t cursor;
+	uint32_t tail;
+	uint64_t order;
+	struct q_queue_sh *sh;
+	struct q_desc *desc;
+	struct q_cpl *cpl;
+	uint32_t *sq;
+	struct kw_exec *exec;
+};
+
+/* One device: its booted engines, numbering and memory. */
+struct kw_dev {
+	struct fw_device *fw;
+	struct kw_seq seqs[KW_SEQS];
+	uint32_t nseqs;
+	void *mem[Q_MAX_REGIONS];
+	uint64_t mem_size[Q_MAX_REGIONS];
+	uint32_t region_gen[Q_MAX_REGIONS];
+};
+
+/**
+ * struct kw_world - a world in the kernel.
+ * @a: the arena and the module's own geometry of it.
+ * @space: every device reaches the whole kernel address space (local).
+ * @host: the engines' call back into the host (exec).
+ * @devs: per device. @queues: per device, per queue.
+ */
+struct kw_world {
+	struct q_arena a;
+	struct dma_space space;
+	struct fw_host host;
+	struct kw_dev *devs;
+	struct kw_queue *queues;
+};
+
+int kw_open(struct kw_world *w, const struct kw_shape *s);
+void kw_close(struct kw_world *w);
+int kw_mem_alloc(struct kw_world *w, uint32_t dev, uint64_t size, uint32_t *key, void **addr);
+int kw_post(struct kw_world *w, uint32_t dev, uint32_t queue, struct q_desc *d,
+	    uint64_t *token);
+int kw_post_exec(struct kw_world *w, uint32_t dev, uint32_t queue, int (*fn)(void *),
+		 void *arg, const uint64_t *deps, uint16_t ndeps, uint64_t *token);
+int kw_wait(struct kw_world *w, uint64_t token, uint64_t timeout_ns,
+	    enum accdma_status *st, uint64_t *bytes);
+int kw_release(struct kw_world *w, uint64_t token);
+
+#endif /* ACCDMA_KMOD_KWORLD_H */
