@@ -7,11 +7,14 @@
 #   torch:     python3-torch libtorch-dev pybind11-dev python3-pytest (the accdma_torch
 #              backend, torch/; optional: TORCH=1, which .ci/run sets)
 #   peers:     openmpi-bin libopenmpi-dev ucx-utils (the peers of BENCHMARKS.md; optional: PEERS=1)
+#   kmod:      linux-headers-amd64 (`make kmod` builds accdma.ko against it; optional: KMOD=1,
+#              which .ci/run sets)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
 pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3 groff-base man-db"
 [ "${TORCH:-0}" = 1 ] && pkgs="$pkgs python3-torch libtorch-dev pybind11-dev python3-pytest"
 [ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
+[ "${KMOD:-0}" = 1 ] && pkgs="$pkgs linux-headers-amd64"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
