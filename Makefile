@@ -91,7 +91,7 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 -include $(wildcard tools/*/rules.mk) torch/rules.mk
 
 .PHONY: all check check-unit check-seams check-install check-man check-docs install uninstall man clean deps \
-        kmod kmod-clean kmod-src
+        kmod kmod-tests kmod-clean kmod-src
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
@@ -203,6 +203,13 @@ kmod:
 	@cp -rsf $(addprefix $(CURDIR)/,$(KMOD_SRCS)) $(B)/kmod/
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(B)/kmod modules
 	@ls -l $(B)/kmod/accdma.ko
+
+# The user-space side of the module's checks, static for the VM's busybox initramfs.
+kmod-tests: $(B)/kmod/kmod-ioctl
+
+$(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -o $@ $<
 
 kmod-clean:
 	rm -rf $(B)/kmod

@@ -8,5 +8,7 @@
 #include "queue/os.h"
 
 int accdma_selftest(uint32_t ndev, int *passed, int *failed);
+int accdma_chardev_init(void);
+void accdma_chardev_exit(void);
 
 #endif /* ACCDMA_KMOD_H */

@@ -4,9 +4,12 @@
 # running the core; kmod/selftest.c), read the result, unload it, then load
 # and unload it again and again. Prints the VM harness's markers:
 # "VMTEST PASS|FAIL <name>", "N passed, M failed", "VMTEST DONE".
-# Usage: guest-kmod.sh [path/to/accdma.ko] [devices]
+# With the static kmod-ioctl (make kmod-tests), also checks /dev/accdma's
+# ioctls and that an open /dev/accdma keeps rmmod from unloading the module.
+# Usage: guest-kmod.sh [path/to/accdma.ko] [devices] [path/to/kmod-ioctl]
 ko=${1:-/accdma.ko}
 ndev=${2:-4}
+ioctl=${3:-/kmod-ioctl}
 loads=${KMOD_LOADS:-20}
 passed=0
 failed=0
@@ -36,6 +39,31 @@ else
 	echo "guest-kmod: insmod $ko failed"
 fi
 result selftest $st
+
+# ioctl: /dev/accdma's ioctls answer, refuse what breaks the ABI's rules,
+# and run the self-test on demand
+if [ -x "$ioctl" ]; then
+	io=1
+	if insmod "$ko"; then
+		"$ioctl" /dev/accdma && io=0
+		rmmod accdma || io=1
+	fi
+	result ioctl $io
+fi
+
+# rmmod-busy: an open /dev/accdma pins the module (EBUSY), its close frees it
+rb=1
+if insmod "$ko"; then
+	exec 3</dev/accdma
+	if rmmod accdma 2>/dev/null; then
+		echo "guest-kmod: rmmod succeeded with /dev/accdma open"
+		exec 3<&-
+	else
+		exec 3<&-
+		rmmod accdma && rb=0
+	fi
+fi
+result rmmod-busy $rb
 
 # load-unload: the module loads and unloads cleanly, again and again
 lu=0

@@ -3,7 +3,8 @@
 # boot Debian's kernel under qemu (TCG, no KVM) with an initramfs holding
 # busybox-static, accdma.ko and guest-kmod.sh, and print the guest's console.
 # Exits 0 if the guest printed "VMTEST DONE" and "0 failed".
-# Needs: linux-image-amd64, busybox-static, qemu-system-x86, cpio; `make kmod`.
+# Needs: linux-image-amd64, busybox-static, qemu-system-x86, cpio; `make kmod`
+# (and `make kmod-tests` for the ioctl checks).
 # Usage: tests/vm/kmod-boot.sh [build/kmod/accdma.ko] [devices]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +19,8 @@ mkdir -p "$tmp/root/bin" "$tmp/root/proc" "$tmp/root/sys" "$tmp/root/dev"
 cp /bin/busybox "$tmp/root/bin/busybox"
 cp "$ko" "$tmp/root/accdma.ko"
 cp tests/vm/guest-kmod.sh "$tmp/root/guest-kmod.sh"
+ioctl=$(dirname "$ko")/kmod-ioctl # make kmod-tests: /dev/accdma's ioctl checks
+[ -x "$ioctl" ] && cp "$ioctl" "$tmp/root/kmod-ioctl"
 cat > "$tmp/root/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -25,7 +28,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 echo "kmod-boot: guest up, kernel \$(uname -r)"
-sh /guest-kmod.sh /accdma.ko $ndev
+sh /guest-kmod.sh /accdma.ko $ndev /kmod-ioctl
 poweroff -f
 INIT
 chmod +x "$tmp/root/init"
