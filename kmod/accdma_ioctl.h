@@ -30,7 +30,9 @@
  * @size: in: sizeof(struct accdma_ioc_info).
  * @abi_version: out: ACCDMA_ABI_VERSION.
  * @fw_version: out: the engines' firmware version (Q_FW_VERSION).
- * @max_devices/@max_queues/@max_engines: out: the largest world's shape.
+ * @max_devices: out: the most devices a world has.
+ * @max_queues: out: the most queues a device has.
+ * @max_engines: out: the most engines a device has.
  * @max_depth: out: the deepest queue.
  * @eager_max: out: the largest eager send.
  * @reserved: out: zeros.
@@ -54,7 +56,8 @@ struct accdma_ioc_info {
  * @devices: in: devices of the first world, 2..16.
  * @flags: in: 0.
  * @pad: in: 0.
- * @passed/@failed: out: the tests that passed and failed.
+ * @passed: out: the tests that passed.
+ * @failed: out: the tests that failed.
  * @reserved: in: zeros.
  */
 struct accdma_ioc_selftest {

@@ -120,8 +120,11 @@ void kw_close(struct kw_world *w)
 
 /**
  * kw_mem_alloc() - allocate zeroed device memory on @dev's node, as a region.
- * @w: the world. @dev: the device. @size: bytes.
- * @key: the region's key. @addr: its kernel address.
+ * @w: the world.
+ * @dev: the device.
+ * @size: bytes.
+ * @key: the region's key.
+ * @addr: its kernel address.
  *
  * The address goes into the region table before the key is published
  * (release): an engine reads the address only after checking the key.
@@ -257,7 +260,9 @@ static int kw_post_fn(struct kw_world *w, uint32_t dev, uint32_t queue, struct q
 
 /**
  * kw_post() - post one descriptor on a queue, as driver/post.c does.
- * @w: the world. @dev/@queue: the queue (one posting thread at a time).
+ * @w: the world.
+ * @dev: the queue's device.
+ * @queue: the queue (one posting thread at a time).
  * @d: the descriptor: kind, peer, key, tag, offset, length, remote key and
  *     offset, deps; its seq and order are filled here.
  * @token: the op's token.
@@ -277,8 +282,14 @@ int kw_post(struct kw_world *w, uint32_t dev, uint32_t queue, struct q_desc *d,
 /**
  * kw_post_exec() - post an exec: @fn(@arg) runs on an engine thread once
  * @deps complete (a compute step in the device's timeline).
- * @w: the world. @dev/@queue: the queue. @fn/@arg: the function.
- * @deps/@ndeps: the tokens it waits for. @token: the op's token.
+ * @w: the world.
+ * @dev: the queue's device.
+ * @queue: the queue.
+ * @fn: the function.
+ * @arg: its argument.
+ * @deps: the tokens it waits for.
+ * @ndeps: how many.
+ * @token: the op's token.
  *
  * Return: as kw_post().
  */
@@ -310,8 +321,11 @@ static int kw_done(struct q_cpl *c, uint64_t token)
 
 /**
  * kw_wait() - wait for an op, then consume its token.
- * @w: the world. @token: the op's token.
- * @timeout_ns: the longest wait. @st/@bytes: the op's status and bytes moved.
+ * @w: the world.
+ * @token: the op's token.
+ * @timeout_ns: the longest wait.
+ * @st: the op's status.
+ * @bytes: the bytes it moved.
  *
  * Sleeps on the device's completion word as driver/token.c does: count
  * itself a waiter, fence, then look and sleep until the op is done. A
@@ -365,7 +379,8 @@ int kw_wait(struct kw_world *w, uint64_t token, uint64_t timeout_ns,
 /**
  * kw_release() - give back a token without waiting: its slot is reused once
  * the op is done.
- * @w: the world. @token: the op's token.
+ * @w: the world.
+ * @token: the op's token.
  *
  * Return: 0, -EINVAL, or -ESTALE if it was given back already.
  */

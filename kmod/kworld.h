@@ -17,8 +17,11 @@
 
 /**
  * struct kw_shape - the shape of a world.
- * @ndev: devices. @nq: queues per device. @engines: engine threads per device.
- * @depth: slots per queue (a power of two). @eager_max: largest eager send.
+ * @ndev: devices.
+ * @nq: queues per device.
+ * @engines: engine threads per device.
+ * @depth: slots per queue (a power of two).
+ * @eager_max: largest eager send.
  * @spin_ns: how long an idle engine spins before it sleeps.
  */
 struct kw_shape {
@@ -75,7 +78,8 @@ struct kw_dev {
  * @a: the arena and the module's own geometry of it.
  * @space: every device reaches the whole kernel address space (local).
  * @host: the engines' call back into the host (exec).
- * @devs: per device. @queues: per device, per queue.
+ * @devs: per device.
+ * @queues: per device, per queue.
  */
 struct kw_world {
 	struct q_arena a;

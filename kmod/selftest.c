@@ -409,7 +409,8 @@ static const struct {
  * accdma_selftest() - run every test in a fresh world of each shape.
  * @ndev: devices of the first shape (2..16); the second has 2 devices with
  *        two queues and two engines each.
- * @passed/@failed: the counts, as printed.
+ * @passed: the tests that passed.
+ * @failed: the tests that failed (as printed).
  *
  * Return: 0 if every test passed, -EIO if one failed, or the error opening
  * a world gave.

@@ -47,7 +47,8 @@ static int os_kthread_main(void *data)
  * os_thread_start() - run @fn(@arg) on a new kernel thread.
  * @t: the thread, for os_thread_join().
  * @name: the thread's name (cut to the kernel's 15 characters).
- * @fn: the thread's function. @arg: its argument.
+ * @fn: the thread's function.
+ * @arg: its argument.
  *
  * Return: 0, -ENOMEM, or the error kthread_run() gave.
  */
@@ -100,7 +101,9 @@ void os_yield(void)
 
 /**
  * os_wait32() - sleep while *@addr == @val, at most @timeout_ns (< 0: forever).
- * @addr: the word. @val: the value seen. @timeout_ns: the longest sleep.
+ * @addr: the word.
+ * @val: the value seen.
+ * @timeout_ns: the longest sleep.
  *
  * The word's hashed wait queue (wait_var_event()'s) with a high-resolution
  * timeout: the engines' first sleep is 50 us, far below a jiffy.
@@ -184,7 +187,8 @@ void *os_alloc(size_t size)
 
 /**
  * os_zalloc() - @n zeroed items of @size bytes.
- * @n: items. @size: bytes of one.
+ * @n: items.
+ * @size: bytes of one.
  *
  * Return: the memory, or NULL (also when @n * @size overflows).
  */
@@ -214,7 +218,8 @@ int os_numa_nodes(void)
 
 /**
  * os_mem_alloc() - zeroed device memory on NUMA node @node.
- * @size: bytes. @node: the node, or -1 (or an offline node): anywhere.
+ * @size: bytes.
+ * @node: the node, or -1 (or an offline node): anywhere.
  *
  * vmalloc rather than contiguous pages: device memory runs to gigabytes.
  *
@@ -231,7 +236,8 @@ void *os_mem_alloc(uint64_t size, int node)
 
 /**
  * os_mem_free() - free os_mem_alloc()'s memory.
- * @p: the memory (NULL is ignored). @size: its size (unused: vfree knows).
+ * @p: the memory (NULL is ignored).
+ * @size: its size (unused: vfree knows).
  */
 void os_mem_free(void *p, uint64_t size)
 {
@@ -240,7 +246,9 @@ void os_mem_free(void *p, uint64_t size)
 
 /**
  * os_mem_bind() - nothing: kernel memory is placed when it is allocated.
- * @p: the memory. @size: bytes. @node: the node.
+ * @p: the memory.
+ * @size: bytes.
+ * @node: the node.
  */
 void os_mem_bind(void *p, uint64_t size, int node)
 {
@@ -248,7 +256,8 @@ void os_mem_bind(void *p, uint64_t size, int node)
 
 /**
  * os_mem_release() - make a range of device memory read as zeros again.
- * @p: the range. @size: bytes.
+ * @p: the range.
+ * @size: bytes.
  */
 void os_mem_release(void *p, uint64_t size)
 {
@@ -295,7 +304,10 @@ unsigned int os_copy_stream_widths(void)
 
 /**
  * os_copy_stream() - copy @len bytes (never called: no streaming widths).
- * @dst: destination. @src: source. @len: bytes. @width: unused.
+ * @dst: destination.
+ * @src: source.
+ * @len: bytes.
+ * @width: unused.
  */
 void os_copy_stream(void *dst, const void *src, uint64_t len, unsigned int width)
 {
