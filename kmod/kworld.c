@@ -11,8 +11,8 @@
 
 #include "kmod/kworld.h"
 
-/* Devices' memory capacity as the mailbox reports it: what the test may use. */
-#define KW_MEM_SIZE (64ull << 20)
+/* Regions start on a line of their own. */
+#define KW_REGION_ALIGN 64
 
 /* The engines' one call into the host: run the exec a descriptor's handle
  * names, if it is the one posted on that slot with that generation. */
@@ -75,11 +75,16 @@ int kw_open(struct kw_world *w, const struct kw_shape *s)
 	}
 	for (d = 0; d < s->ndev; d++) {
 		struct q_dev_sh *ds = q_dev(&w->a, d);
+		struct kw_dev *kd = &w->devs[d];
 
 		ds->numa_node = (int32_t)(d % (uint32_t)nodes);
-		ds->mem_size = KW_MEM_SIZE;
-		/* local: a region's offset is its kernel address */
-		dma_space_set_segment(&w->space, d, NULL, UINT64_MAX);
+		ds->mem_size = s->mem_size;
+		kd->seg = dma_mem_alloc(s->mem_size, ds->numa_node);
+		if (!kd->seg)
+			goto fail;
+		kd->seg_size = s->mem_size;
+		/* what a region table says is checked against this reach */
+		dma_space_set_segment(&w->space, d, kd->seg, s->mem_size);
 	}
 	for (d = 0; d < s->ndev; d++) {
 		rc = fw_device_start(&w->a, &w->space, d, s->spin_ns, 1, 0, &w->host,
@@ -99,15 +104,14 @@ fail:
  */
 void kw_close(struct kw_world *w)
 {
-	uint32_t d, r, i;
+	uint32_t d, i;
 
 	if (w->a.sh)
 		os_store(&w->a.sh->stop, 1, OS_SEQ_CST); /* every engine at once */
-	for (d = 0; w->devs && d < w->a.g.ndev; d++) {
+	for (d = 0; w->devs && d < w->a.g.ndev; d++)
 		fw_device_stop(w->devs[d].fw);
-		for (r = 0; r < Q_MAX_REGIONS; r++)
-			dma_mem_free(w->devs[d].mem[r], w->devs[d].mem_size[r]);
-	}
+	for (d = 0; w->devs && d < w->a.g.ndev; d++)
+		dma_mem_free(w->devs[d].seg, w->devs[d].seg_size);
 	for (i = 0; w->queues && i < w->a.g.ndev * w->a.g.nq; i++)
 		os_free(w->queues[i].exec);
 	dma_space_fini(&w->space);
@@ -119,7 +123,7 @@ void kw_close(struct kw_world *w)
 }
 
 /**
- * kw_mem_alloc() - allocate zeroed device memory on @dev's node, as a region.
+ * kw_mem_alloc() - allocate zeroed device memory, as a region of @dev's segment.
  * @w: the world.
  * @dev: the device.
  * @size: bytes.
@@ -129,32 +133,30 @@ void kw_close(struct kw_world *w)
  * The address goes into the region table before the key is published
  * (release): an engine reads the address only after checking the key.
  *
- * Return: 0, -EINVAL, or -ENOMEM (no memory, or no free region slot).
+ * Return: 0, -EINVAL, or -ENOMEM (the segment or the region table is full).
  */
 int kw_mem_alloc(struct kw_world *w, uint32_t dev, uint64_t size, uint32_t *key, void **addr)
 {
 	struct q_dev_sh *ds;
 	struct kw_dev *kd;
+	uint64_t off;
 	uint32_t i;
 
 	if (dev >= w->a.g.ndev || !size)
 		return -EINVAL;
 	ds = q_dev(&w->a, dev);
 	kd = &w->devs[dev];
-	for (i = 0; i < Q_MAX_REGIONS && kd->mem[i]; i++)
-		;
-	if (i == Q_MAX_REGIONS)
+	off = ALIGN(kd->seg_used, KW_REGION_ALIGN);
+	if (kd->nregions == Q_MAX_REGIONS || off > kd->seg_size || size > kd->seg_size - off)
 		return -ENOMEM;
-	kd->mem[i] = dma_mem_alloc(size, ds->numa_node);
-	if (!kd->mem[i])
-		return -ENOMEM;
-	kd->mem_size[i] = size;
-	kd->region_gen[i] = ((kd->region_gen[i] + 1) & 0xffffff) ?: 1;
+	i = kd->nregions++;
+	kd->seg_used = off + size;
 	ds->regions[i].size = size;
-	ds->regions[i].offset = (uintptr_t)kd->mem[i];
+	ds->regions[i].offset = off;
 	ds->regions[i].registered = 0;
-	*key = q_key_make(i, kd->region_gen[i]);
-	*addr = kd->mem[i];
+	os_store(&ds->mem_used, kd->seg_used, OS_RELAXED);
+	*key = q_key_make(i, 1);
+	*addr = kd->seg + off;
 	os_store(&ds->regions[i].key, *key, OS_RELEASE);
 	return 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kworld.h - a world whose devices all live in the kernel (the local
- * transport's semantics: region offsets are kernel addresses), and a minimal
+ * kworld.h - a world whose devices all live in the kernel, each with its
+ * device memory in one segment (as over shm: a region is an offset into its
+ * device's segment, so a scribbled region table reaches no further than the
+ * segment, the model /dev/accdma's mappings need), and a minimal
  * host side that posts descriptors and waits for their completion records
  * through the queue layout, as driver/post.c and driver/token.c do in user
  * space. The self-test drives the engines through it; /dev/accdma will lay
@@ -22,6 +24,7 @@
  * @engines: engine threads per device.
  * @depth: slots per queue (a power of two).
  * @eager_max: largest eager send.
+ * @mem_size: bytes of each device's memory segment.
  * @spin_ns: how long an idle engine spins before it sleeps.
  */
 struct kw_shape {
@@ -30,6 +33,7 @@ struct kw_shape {
 	uint32_t engines;
 	uint32_t depth;
 	uint32_t eager_max;
+	uint64_t mem_size;
 	uint64_t spin_ns;
 };
 
@@ -63,20 +67,22 @@ struct kw_queue {
 	struct kw_exec *exec;
 };
 
-/* One device: its booted engines, numbering and memory. */
+/* One device: its booted engines, numbering and memory (allocated upwards
+ * in its segment; a world is short-lived, so nothing is freed before it). */
 struct kw_dev {
 	struct fw_device *fw;
 	struct kw_seq seqs[KW_SEQS];
 	uint32_t nseqs;
-	void *mem[Q_MAX_REGIONS];
-	uint64_t mem_size[Q_MAX_REGIONS];
-	uint32_t region_gen[Q_MAX_REGIONS];
+	char *seg;
+	uint64_t seg_size;
+	uint64_t seg_used;
+	uint32_t nregions;
 };
 
 /**
  * struct kw_world - a world in the kernel.
  * @a: the arena and the module's own geometry of it.
- * @space: every device reaches the whole kernel address space (local).
+ * @space: each device reaches its own segment.
  * @host: the engines' call back into the host (exec).
  * @devs: per device.
  * @queues: per device, per queue.

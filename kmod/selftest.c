@@ -11,6 +11,7 @@
 
 #include <linux/kernel.h>
 #include <linux/printk.h>
+#include <linux/random.h>
 #include <linux/sort.h>
 #include <linux/time64.h>
 
@@ -21,10 +22,13 @@
 #define ST_SHORT_NS (50ull * NSEC_PER_MSEC)
 #define ST_MAX_DEV 16
 #define ST_ROUNDS 200
+#define ST_MEM_SIZE (4ull << 20) /* each device's segment: a test's buffers */
+#define ST_SCRIBBLE_NS (300ull * NSEC_PER_MSEC)
 
 /* One test's context: the world, and a failure count its checks add to. */
 struct st {
 	struct kw_world *w;
+	const struct kw_shape *shape;
 	const char *name;
 	int failed;
 };
@@ -322,6 +326,149 @@ static void st_chain(struct st *t, uint32_t ndev)
 	ST_CHECK(t, !bad, "%d bytes came back without the exec's step", bad);
 }
 
+/* A hostile process's view: everything of the arena but its header (whose
+ * stop flag would stop the engines) and every device's memory is garbage,
+ * rewritten over and over while the engines run on it. */
+struct st_scribble {
+	struct kw_world *w;
+	int skip_cpl;
+	int stop;
+	uint64_t passes;
+};
+
+static void st_garbage(char *p, uint64_t len, uint64_t *x)
+{
+	uint64_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		*x ^= *x << 13; /* xorshift64 */
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		WRITE_ONCE(*(uint64_t *)(p + i), *x);
+		if (!(i & 4095))
+			os_yield();
+	}
+}
+
+static void *st_scribbler(void *arg)
+{
+	struct st_scribble *s = arg;
+	struct kw_world *w = s->w;
+	uint64_t x = get_random_u64() | 1;
+	uint32_t d;
+
+	while (!os_load(&s->stop, OS_ACQUIRE)) {
+		for (d = 0; d < w->a.g.ndev; d++) {
+			char *p = (char *)q_dev(&w->a, d), *end = p + w->a.g.dev_stride;
+			uint32_t q;
+
+			/* with skip_cpl, the completion records stay sane, so
+			 * that the host can go on posting */
+			for (q = 0; s->skip_cpl && q < w->a.g.nq; q++) {
+				char *c = (char *)q_cpls(&w->a, d, q);
+
+				st_garbage(p, c - p, &x);
+				p = c + w->a.g.depth * sizeof(struct q_cpl);
+			}
+			st_garbage(p, end - p, &x);
+			st_garbage(w->devs[d].seg, w->devs[d].seg_size, &x);
+		}
+		s->passes++;
+	}
+	return NULL;
+}
+
+/* Wait briefly for @tok; give it back if it did not complete. */
+static int st_wait_any(struct st *t, uint64_t tok)
+{
+	enum accdma_status st;
+	uint64_t bytes;
+	int rc = kw_wait(t->w, tok, 2 * NSEC_PER_MSEC, &st, &bytes);
+
+	if (rc)
+		kw_release(t->w, tok);
+	return rc;
+}
+
+/* One phase of st_scribble(): post and wait on world @w while a scribbler
+ * rewrites it (all of it past the header, or all but the completion records). */
+static void st_scribble_phase(struct st *t, struct kw_world *w, uint32_t ndev, int skip_cpl)
+{
+	struct st_scribble s = { .w = w, .skip_cpl = skip_cpl };
+	uint64_t end, posted = 0, done = 0;
+	struct kw_world *own = t->w;
+	struct os_thread th;
+	uint32_t key[ST_MAX_DEV], d;
+	void *mem[ST_MAX_DEV];
+
+	t->w = w;
+	for (d = 0; d < ndev; d++)
+		if (st_mem(t, d, 16384, &key[d], &mem[d]))
+			goto out;
+	if (os_thread_start(&th, "accdma-scribble", st_scribbler, &s)) {
+		ST_CHECK(t, 0, "starting the scribbler");
+		goto out;
+	}
+	for (end = os_now_ns() + ST_SCRIBBLE_NS; os_now_ns() < end;) {
+		for (d = 0; d < ndev; d++) {
+			static const uint64_t len[3] = { 8, 1024, 16384 };
+			int k;
+
+			for (k = 0; k < 9; k++) {
+				struct q_desc op = { .kind = ACCDMA_OP_SEND, .peer = (d + 1) % ndev,
+						     .tag = 50, .key = key[d], .length = len[k % 3] };
+				uint64_t tok;
+
+				if (k / 3 == 1) {
+					op.kind = ACCDMA_OP_RECV;
+					op.peer = (d + ndev - 1) % ndev;
+				} else if (k / 3 == 2) {
+					op = (struct q_desc){ .kind = ACCDMA_OP_FENCE };
+				}
+				if (kw_post(w, d, 0, &op, &tok))
+					continue; /* no slot: its record is garbage */
+				posted++;
+				done += !st_wait_any(t, tok);
+			}
+		}
+	}
+	os_store(&s.stop, 1, OS_RELEASE);
+	os_thread_join(&th);
+	pr_info("selftest scribble: %s: %llu passes; %llu ops posted, %llu completed\n",
+		skip_cpl ? "all but the completion records" : "the whole arena",
+		s.passes, posted, done);
+	ST_CHECK(t, s.passes > 0, "the scribbler never finished a pass");
+out:
+	t->w = own;
+}
+
+/*
+ * The kernel trusts nothing in the arena or device memory: while a
+ * scribbler rewrites them, the engines (kernel threads) and the kernel-side
+ * host go on posting, matching, copying and waiting. First everything past
+ * the arena's header (whose stop flag would only stop the engines) is
+ * garbage, completion records too, so few posts find a slot and the engines
+ * read garbage rings and descriptors; then, in a second world, all but the
+ * completion records, so that ops keep flowing through garbage descriptors,
+ * rings, region and rendezvous tables and eager rings. Ops may fail or time
+ * out; the kernel must not crash, hang or write outside the world
+ * (slub_debug and vmalloc's guard pages in the VM), and both worlds must
+ * close. The tests after this one open fresh worlds and must pass.
+ */
+static void st_scribble(struct st *t, uint32_t ndev)
+{
+	struct kw_world w2 = {};
+	int rc;
+
+	st_scribble_phase(t, t->w, ndev, 0);
+	rc = kw_open(&w2, t->shape);
+	ST_CHECK(t, rc == 0, "opening a second world: %d", rc);
+	if (rc)
+		return;
+	st_scribble_phase(t, &w2, ndev, 1);
+	kw_close(&w2);
+}
+
 static int st_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -402,7 +549,7 @@ static const struct {
 } st_tests[] = {
 	{ "eager", st_eager },	     { "rendezvous", st_rendezvous }, { "fifo", st_fifo },
 	{ "fence", st_fence },	     { "truncate", st_truncate },     { "bad", st_bad },
-	{ "chain", st_chain },	     { "rounds", st_rounds },
+	{ "chain", st_chain },	     { "scribble", st_scribble },     { "rounds", st_rounds },
 };
 
 /**
@@ -419,9 +566,9 @@ int accdma_selftest(uint32_t ndev, int *passed, int *failed)
 {
 	const struct kw_shape shapes[] = {
 		{ .ndev = ndev, .nq = 1, .engines = 1, .depth = 64, .eager_max = 1024,
-		  .spin_ns = 20000 },
+		  .mem_size = ST_MEM_SIZE, .spin_ns = 20000 },
 		{ .ndev = 2, .nq = 2, .engines = 2, .depth = 64, .eager_max = 256,
-		  .spin_ns = 20000 },
+		  .mem_size = ST_MEM_SIZE, .spin_ns = 20000 },
 	};
 	size_t s, i;
 
@@ -429,7 +576,7 @@ int accdma_selftest(uint32_t ndev, int *passed, int *failed)
 	for (s = 0; s < ARRAY_SIZE(shapes); s++) {
 		for (i = 0; i < ARRAY_SIZE(st_tests); i++) {
 			struct kw_world w = {};
-			struct st t = { .w = &w, .name = st_tests[i].name };
+			struct st t = { .w = &w, .shape = &shapes[s], .name = st_tests[i].name };
 			uint64_t t0 = os_now_ns();
 			int rc = kw_open(&w, &shapes[s]);
 

@@ -76,7 +76,7 @@ done
 result load-unload $lu
 
 # no warning, oops or hung task was logged meanwhile
-bad='WARNING:|BUG:|Oops|Call Trace:|blocked for more than|soft lockup -'
+bad='WARNING:|BUG[: ]|Oops|Call Trace:|blocked for more than|soft lockup -|general protection'
 if ourlog | grep -Eq "$bad"; then
 	ourlog | grep -E -A20 "$bad" | head -60
 	result kernel-log 1
