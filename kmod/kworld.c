@@ -51,6 +51,7 @@ int kw_open(struct kw_world *w, const struct kw_shape *s)
 	rc = q_geom_init(&w->a.g, s->ndev, s->nq, s->engines, s->depth, s->eager_max, 0);
 	if (rc)
 		return rc;
+	w->spin_ns = s->spin_ns;
 	rc = -ENOMEM;
 	w->a.sh = os_mem_alloc(w->a.g.size, -1);
 	w->devs = os_zalloc(s->ndev, sizeof(*w->devs));
@@ -339,7 +340,7 @@ int kw_wait(struct kw_world *w, uint64_t token, uint64_t timeout_ns,
 	    enum accdma_status *st, uint64_t *bytes)
 {
 	struct q_cpl *c = kw_cpl(w, token);
-	uint64_t deadline = os_now_ns() + timeout_ns;
+	uint64_t start = os_now_ns(), deadline = start + timeout_ns;
 	struct q_dev_sh *ds;
 	int rc = 0;
 
@@ -348,6 +349,10 @@ int kw_wait(struct kw_world *w, uint64_t token, uint64_t timeout_ns,
 	if (os_load(&c->gen, OS_RELAXED) != q_token_gen(token) || !os_load(&c->token, OS_RELAXED))
 		return -ESTALE;
 	ds = q_dev(&w->a, q_token_dev(token));
+	/* Spin first, as driver/token.c does: an op that completes within an
+	 * engine's own spin then costs no sleep and wake-up. */
+	while (!kw_done(c, token) && os_now_ns() - start < w->spin_ns)
+		os_cpu_relax();
 	if (!kw_done(c, token)) {
 		os_fetch_add(&ds->cq_waiters, 1, OS_SEQ_CST);
 		q_sleep_fence(ds);

@@ -86,11 +86,13 @@ struct kw_dev {
  * @host: the engines' call back into the host (exec).
  * @devs: per device.
  * @queues: per device, per queue.
+ * @spin_ns: how long a waiting host spins before it sleeps.
  */
 struct kw_world {
 	struct q_arena a;
 	struct dma_space space;
 	struct fw_host host;
+	uint64_t spin_ns;
 	struct kw_dev *devs;
 	struct kw_queue *queues;
 };
