@@ -201,6 +201,7 @@ kmod:
 	@test -d $(KDIR) || { echo "kmod: no kernel build tree at $(KDIR) (KMOD=1 bash scripts/install-deps.sh, or KDIR=...)"; exit 1; }
 	@mkdir -p $(B)/kmod
 	@cp -rsf $(addprefix $(CURDIR)/,$(KMOD_SRCS)) $(B)/kmod/
+	@find $(B)/kmod -xtype l -delete # a source removed since: Kbuild's wildcard must not see it
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(B)/kmod modules
 	@ls -l $(B)/kmod/accdma.ko
 
