@@ -61,7 +61,8 @@ LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
 TEST_LIBS := -lcmocka
 
-LIB_SRCS := $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c)
+# queue/os_kernel*.c: the OS header's kernel implementation, for the module only (Kbuild)
+LIB_SRCS := $(filter-out queue/os_kernel%,$(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -89,7 +90,8 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 .DEFAULT_GOAL := all
 -include $(wildcard tools/*/rules.mk) torch/rules.mk tests/vm/rules.mk
 
-.PHONY: all check check-unit check-loop check-seams check-install check-man check-docs install uninstall man clean deps
+.PHONY: all check check-unit check-loop check-seams check-install check-man check-docs install uninstall man clean deps \
+        kmod kmod-tests kmod-clean kmod-src
 all: $(ALL_TARGETS)
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
@@ -206,6 +208,43 @@ uninstall:
 
 deps:
 	bash scripts/install-deps.sh
+
+# ---- the kernel module (Kbuild) ----------------------------------------------
+# `make kmod` builds accdma.ko from the same queue/, dma/ and fw_stub/ as the
+# library (Kbuild) against KDIR: by default the kernel of the installed
+# linux-headers-amd64 (the host may run another kernel), else the running one.
+# It builds in $(B)/kmod/, a tree of symlinks to the sources, so that Kbuild's
+# objects stay out of the source tree. Warnings are errors (Kbuild).
+# `make kmod-src` copies what dkms builds to $(DESTDIR)/usr/src/accdma-$(VERSION)
+# (then: dkms install accdma/$(VERSION); kmod/README.md).
+KMOD_SRCS := Kbuild dkms.conf include queue dma fw_stub kmod
+KVER ?= $(or $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 2>/dev/null | \
+          sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'),$(shell uname -r))
+KDIR ?= /lib/modules/$(KVER)/build
+
+kmod:
+	@test -d $(KDIR) || { echo "kmod: no kernel build tree at $(KDIR) (KMOD=1 bash scripts/install-deps.sh, or KDIR=...)"; exit 1; }
+	@mkdir -p $(B)/kmod
+	@cp -rsf $(addprefix $(CURDIR)/,$(KMOD_SRCS)) $(B)/kmod/
+	@find $(B)/kmod -xtype l -delete # a source removed since: Kbuild's wildcard must not see it
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(B)/kmod modules
+	@ls -l $(B)/kmod/accdma.ko
+
+# The user-space side of the module's checks, static for the VM's busybox initramfs.
+kmod-tests: $(B)/kmod/kmod-ioctl
+
+$(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -o $@ $<
+
+kmod-clean:
+	rm -rf $(B)/kmod
+
+kmod-src:
+	rm -rf $(DESTDIR)/usr/src/accdma-$(VERSION)
+	mkdir -p $(DESTDIR)/usr/src/accdma-$(VERSION)
+	cp -r $(KMOD_SRCS) $(DESTDIR)/usr/src/accdma-$(VERSION)/
+	sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' $(DESTDIR)/usr/src/accdma-$(VERSION)/dkms.conf
 
 clean:
 	rm -rf build build-address build-thread

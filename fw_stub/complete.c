@@ -6,7 +6,7 @@
 
 /* Wake the host threads sleeping on device @d's completions (@cq) and on any
  * device's (@any). Out of line: most completions find nobody asleep. */
-static __attribute__((noinline)) void wake_host_waiters(const struct q_arena *w, struct q_dev_sh *d,
+static __attribute__((__noinline__)) void wake_host_waiters(const struct q_arena *w, struct q_dev_sh *d,
 							  uint32_t cq, uint32_t any)
 {
 	if (fw_fault_hit(FW_FAULT_WAKE))

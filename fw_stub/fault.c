@@ -30,7 +30,7 @@ int fw_fault_hit(enum fw_fault_site site)
 	return dma_fault_countdown(&countdown[site]);
 }
 
-static _Atomic(fw_sleep_race_fn) race_fn;
+static fw_sleep_race_fn _Atomic race_fn;
 static void *_Atomic race_arg;
 
 void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg)

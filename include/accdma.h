@@ -25,8 +25,12 @@
 #ifndef ACCDMA_H
 #define ACCDMA_H
 
+#ifdef __KERNEL__
+#include <linux/types.h> /* the kernel module builds the core with this header */
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
 /*
  * os.h - everything queue/, fw_stub/ and dma/ need of the operating system,
  * behind one small header, so that the same core builds as a user-space
- * library (queue/os_user*.c) and as a kernel module (its own implementation).
+ * library (queue/os_user*.c) and as a kernel module (queue/os_kernel*).
  * No file of those parts includes a libc, pthread or system header but this
  * one (tests/check-seams.sh holds that).
  *
@@ -17,6 +17,10 @@
 #ifndef ACCDMA_QUEUE_OS_H
 #define ACCDMA_QUEUE_OS_H
 
+#ifdef __KERNEL__
+/* The kernel's headers and accessors (plain words, no C11 atomics). */
+#include "queue/os_kernel.h"
+#else
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -52,6 +56,7 @@ static inline void os_cpu_relax(void)
 	__asm__ volatile("yield" ::: "memory");
 #endif
 }
+#endif /* __KERNEL__ */
 
 /* ---- threads -------------------------------------------------------------- */
 

@@ -11,6 +11,8 @@
 #              libibverbs-dev ibverbs-utils perftest busybox-static iproute2 cpio xz-utils zstd
 #              kmod (tests/vm/: Debian's kernel under qemu with soft-RoCE, `make check-verbs`;
 #              optional: VM=1, which .ci/run sets)
+#   kmod:      linux-headers-amd64 (`make kmod` builds accdma.ko against it; optional: KMOD=1,
+#              which .ci/run sets)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
 pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3 groff-base man-db"
@@ -18,6 +20,7 @@ pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnup
 [ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
 [ "${VM:-0}" = 1 ] && pkgs="$pkgs qemu-system-x86 linux-image-amd64 linux-headers-amd64 rdma-core \
   ibverbs-providers libibverbs-dev ibverbs-utils perftest busybox-static iproute2 cpio xz-utils zstd kmod"
+[ "${KMOD:-0}" = 1 ] && pkgs="$pkgs linux-headers-amd64"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -36,21 +36,35 @@ if [ -n "$bad" ] || ! echo '#include "queue/abi.h"' | gcc -std=c11 -Wall -Werror
   fail=1
 fi
 # queue/, fw_stub/ and dma/ reach the OS only through queue/os.h: no file of
-# theirs but the OS layer's own (os.h, os_user*.c, abi.h's fixed-width types)
+# theirs but the OS layer's own (os.h, os_user*.c, the kernel's os_kernel*,
+# abi.h's fixed-width types)
 # includes a system header
 bad=$(grep -n '#include <' queue/*.[ch] fw_stub/*.[ch] dma/*.[ch] |
-      grep -vE '^queue/(os\.h|os_user[a-z_]*\.c|abi\.h):')
+      grep -vE '^queue/(os\.h|os_user[a-z_]*\.c|os_kernel[a-z_]*\.[ch]|abi\.h):')
 if [ -n "$bad" ]; then
   echo "check-seams: a file includes a system header instead of queue/os.h:"
   echo "$bad"
   fail=1
 fi
 bad=$(grep -nE '\batomic_[a-z_]+\(|memory_order_|\b(pthread_[a-z_]+|sched_yield|syscall|malloc|calloc|free|getenv)\(' \
-      queue/*.[ch] fw_stub/*.[ch] dma/*.[ch] | grep -vE '^queue/(os\.h|os_user[a-z_]*\.c):')
+      queue/*.[ch] fw_stub/*.[ch] dma/*.[ch] | grep -vE '^queue/(os\.h|os_user[a-z_]*\.c|os_kernel[a-z_]*\.[ch]):')
 if [ -n "$bad" ]; then
   echo "check-seams: a call that belongs behind queue/os.h (atomics with an explicit order, threads, memory):"
   echo "$bad"
   fail=1
+fi
+# The kernel build makes the shared words plain (queue/os_kernel.h): the core
+# must reach them through os_*() only, never by an implicit C11 atomic access
+# (x++ on an _Atomic); clang names each one.
+if command -v clang >/dev/null; then
+  for f in queue/doorbell.c queue/layout.c queue/slot.c dma/*.c fw_stub/*.c; do
+    clang -std=gnu11 -D_GNU_SOURCE -I. -Iinclude -fsyntax-only -Wno-everything -Watomic-implicit-seq-cst "$f" 2>&1
+  done | grep -E 'warning|error' > /tmp/check-seams.$$ && {
+    echo "check-seams: an implicit atomic access (the kernel build has none; use os_load/os_store/...):"
+    cat /tmp/check-seams.$$
+    fail=1
+  }
+  rm -f /tmp/check-seams.$$
 fi
 python3 tests/check-calls.py fw_stub fw_ || fail=1
 [ $fail = 0 ] && echo "check-seams: transports, peer seam, layout, OS header and call graph hold"

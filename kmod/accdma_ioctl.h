@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accdma_ioctl.h - the ioctl ABI of /dev/accdma, between the module and
+ * user space (libaccdma's kmod transport, tests). Included alike by both.
+ *
+ * The rules every structure here keeps, so that a 32-bit and a 64-bit
+ * process see the same layout and the ABI can grow without breaking:
+ *  - fixed-width fields only (__u32, __u64, ...), no pointer, no enum, no
+ *    bool; a user address would travel as a __u64;
+ *  - padding spelled out as fields, every structure a multiple of 8 bytes
+ *    (checked below), so no compiler inserts any;
+ *  - the first field is the structure's size as the caller knows it: the
+ *    module refuses any size but its own (-EINVAL) until a version adds
+ *    fields;
+ *  - every pad, reserved field and flag not defined must be zero on the way
+ *    in (-EINVAL otherwise), so that a later version may give them meaning.
+ */
+#ifndef ACCDMA_IOCTL_H
+#define ACCDMA_IOCTL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define ACCDMA_DEVICE_NAME "accdma" /* /dev/accdma */
+#define ACCDMA_ABI_VERSION 1
+#define ACCDMA_IOC_MAGIC 0xac
+
+/**
+ * struct accdma_ioc_info - ACCDMA_IOC_INFO: what this module is and takes.
+ * @size: in: sizeof(struct accdma_ioc_info).
+ * @abi_version: out: ACCDMA_ABI_VERSION.
+ * @fw_version: out: the engines' firmware version (Q_FW_VERSION).
+ * @max_devices: out: the most devices a world has.
+ * @max_queues: out: the most queues a device has.
+ * @max_engines: out: the most engines a device has.
+ * @max_depth: out: the deepest queue.
+ * @eager_max: out: the largest eager send.
+ * @reserved: out: zeros.
+ */
+struct accdma_ioc_info {
+	__u32 size;
+	__u32 abi_version;
+	__u32 fw_version;
+	__u32 max_devices;
+	__u32 max_queues;
+	__u32 max_engines;
+	__u32 max_depth;
+	__u32 eager_max;
+	__u64 reserved[4];
+};
+
+/**
+ * struct accdma_ioc_selftest - ACCDMA_IOC_SELFTEST: run the module's
+ * self-test now (CAP_SYS_ADMIN; one at a time).
+ * @size: in: sizeof(struct accdma_ioc_selftest).
+ * @devices: in: devices of the first world, 2..16.
+ * @flags: in: 0.
+ * @pad: in: 0.
+ * @passed: out: the tests that passed.
+ * @failed: out: the tests that failed.
+ * @reserved: in: zeros.
+ */
+struct accdma_ioc_selftest {
+	__u32 size;
+	__u32 devices;
+	__u32 flags;
+	__u32 pad;
+	__s32 passed;
+	__s32 failed;
+	__u64 reserved[2];
+};
+
+#define ACCDMA_IOC_INFO _IOWR(ACCDMA_IOC_MAGIC, 0x00, struct accdma_ioc_info)
+#define ACCDMA_IOC_SELFTEST _IOWR(ACCDMA_IOC_MAGIC, 0x01, struct accdma_ioc_selftest)
+
+/* No hidden padding, the same size on every ABI. */
+_Static_assert(sizeof(struct accdma_ioc_info) == 64, "accdma_ioc_info: 64 bytes");
+_Static_assert(sizeof(struct accdma_ioc_selftest) == 40, "accdma_ioc_selftest: 40 bytes");
+
+#endif /* ACCDMA_IOCTL_H */

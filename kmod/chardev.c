@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * chardev.c - /dev/accdma, a misc device: so far its ioctls report what the
+ * module takes and run the self-test on demand. Processes will join worlds
+ * through it (issue 28). An open file pins the module (fops.owner), so rmmod
+ * fails with EBUSY until the last one is closed.
+ */
+#define pr_fmt(fmt) "accdma: " fmt
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/uaccess.h>
+
+#include "kmod/accdma_ioctl.h"
+#include "kmod/kmod.h"
+#include "queue/queue.h"
+
+/* One self-test at a time: it starts threads and takes tens of MiB. */
+static DEFINE_MUTEX(accdma_selftest_lock);
+
+/* Every byte of @p (@n bytes) zero? Pads and reserved fields must be. */
+static bool accdma_zeroed(const void *p, size_t n)
+{
+	return !memchr_inv(p, 0, n);
+}
+
+static long accdma_ioc_info(void __user *argp)
+{
+	struct accdma_ioc_info info = { .size = sizeof(info) };
+	u32 size;
+
+	if (get_user(size, (u32 __user *)argp))
+		return -EFAULT;
+	if (size != sizeof(info))
+		return -EINVAL;
+	info.abi_version = ACCDMA_ABI_VERSION;
+	info.fw_version = Q_FW_VERSION;
+	info.max_devices = Q_MAX_DEVICES;
+	info.max_queues = Q_MAX_QUEUES;
+	info.max_engines = Q_MAX_ENGINES;
+	info.max_depth = 65536;
+	info.eager_max = ACCDMA_EAGER_MAX;
+	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long accdma_ioc_selftest(void __user *argp)
+{
+	struct accdma_ioc_selftest st;
+
+	if (copy_from_user(&st, argp, sizeof(st)))
+		return -EFAULT;
+	if (st.size != sizeof(st) || st.flags || st.pad || st.passed || st.failed ||
+	    !accdma_zeroed(st.reserved, sizeof(st.reserved)) || st.devices < 2 ||
+	    st.devices > 16)
+		return -EINVAL;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (mutex_lock_interruptible(&accdma_selftest_lock))
+		return -EINTR;
+	/* a test that fails, or whose world cannot be opened, counts as failed */
+	accdma_selftest(st.devices, &st.passed, &st.failed);
+	mutex_unlock(&accdma_selftest_lock);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static long accdma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case ACCDMA_IOC_INFO:
+		return accdma_ioc_info(argp);
+	case ACCDMA_IOC_SELFTEST:
+		return accdma_ioc_selftest(argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations accdma_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = accdma_ioctl,
+	/* the structures are the same for 32-bit callers: fixed width, padded */
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice accdma_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = ACCDMA_DEVICE_NAME,
+	.fops = &accdma_fops,
+	.mode = 0600,
+};
+
+/**
+ * accdma_chardev_init() - register /dev/accdma.
+ *
+ * Return: 0, or the error misc_register() gave.
+ */
+int accdma_chardev_init(void)
+{
+	return misc_register(&accdma_misc);
+}
+
+/**
+ * accdma_chardev_exit() - remove /dev/accdma (no file is open: each pins
+ * the module).
+ */
+void accdma_chardev_exit(void)
+{
+	misc_deregister(&accdma_misc);
+}
