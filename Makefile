@@ -59,10 +59,18 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(LTO) -Wall -Wextra -Werror -fPIC -pt
             -Iinclude -I.
 LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
+# The verbs transport needs libibverbs (rdma-core's libibverbs-dev); without it
+# ACCDMA_TRANSPORT=verbs is -EPROTONOSUPPORT.
+HAVE_VERBS := $(if $(wildcard /usr/include/infiniband/verbs.h),1,)
+ifeq ($(HAVE_VERBS),1)
+CFLAGS   += -DACCDMA_HAVE_VERBS
+LIBS     += -libverbs
+endif
 TEST_LIBS := -lcmocka
 
 # queue/os_kernel*.c: the OS header's kernel implementation, for the module only (Kbuild)
-LIB_SRCS := $(filter-out queue/os_kernel%,$(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
+LIB_SRCS := $(filter-out queue/os_kernel% $(if $(HAVE_VERBS),,driver/verbs/%),\
+              $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 TEST_SRCS := $(wildcard tests/test_*.c)

@@ -33,9 +33,12 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		r->offset = offset;
 		r->registered = (uint32_t)registered;
 		*key = q_key_make(i, dd->region_gen[i]);
+		/* A transport across hosts registers it and tells every peer first. */
+		rc = w->tp->region_added ? w->tp->region_added(w, dev, *key, addr, size) : 0;
+		if (rc)
+			break;
 		dd->regions[i] = (struct drv_region){ addr, offset, size, *key, registered };
 		atomic_store_explicit(&r->key, *key, memory_order_release);
-		rc = 0;
 		break;
 	}
 	pthread_mutex_unlock(&dd->mem_lock);
@@ -139,6 +142,8 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 		pthread_mutex_unlock(&dd->mem_lock);
 		return -EBUSY;
 	}
+	if (w->tp->region_removed)
+		w->tp->region_removed(w, dev, key); /* revoked at every peer before it goes */
 	atomic_store_explicit(&r->key, 0, memory_order_release);
 	if (!mine->registered) {
 		w->tp->mem_free(w, dev, mine->offset, mine->addr, mine->size);

@@ -65,8 +65,9 @@ if [ -s /vmtest/files/verbs-tests.list ]; then
 			;;
 		esac
 		_prog=$(basename "$_prog")
+		_name=$(echo "$_prog $_args" | sed 's/^ *//; s/ *$//; s/  */_/g')
 		# shellcheck disable=SC2086 # the list's arguments, split
-		VMTEST_TIMEOUT=$_limit vmtest "$_prog" "/vmtest/bin/$_prog" $_args < /dev/null
+		VMTEST_TIMEOUT=$_limit vmtest "$_name" "/vmtest/bin/$_prog" $_args < /dev/null
 	done
 fi
 
