@@ -95,8 +95,8 @@ static const char *env_first(const char *const *names, const char **which)
  * device is RANK * local_devices and the world has WORLD_SIZE * local_devices. */
 static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
 {
-	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL };
-	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };
+	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
+	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
 	const char *which = NULL;
 	int64_t v = o->local_devices, rank = -1, size = -1;
 	int rc = 0;
