@@ -294,8 +294,7 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 {
 	struct vb_rregion *r;
 	struct vb_req req = { 0 };
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_send_wr *bad;
 	uint32_t lkey, rkey;
 	uint64_t addr, size;
 	int proc;
@@ -316,17 +315,30 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 	if (atomic_load(&v->proc_lost[proc]))
 		return ACCDMA_ST_PEER_LOST;
 	lkey = vb_lkey_of(v, local, len);
-	if (!lkey || len > UINT32_MAX)
+	if (!lkey)
 		return ACCDMA_ST_DMA_ERROR; /* our side is not registered memory */
-	sge = (struct ibv_sge){ (uintptr_t)local, (uint32_t)len, lkey };
-	wr.wr_id = (uintptr_t)&req;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = addr + off;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
+	/* At most VB_CHUNKS work requests, chained; only the last is signaled:
+	 * a failed one puts the queue pair in error, which flushes the last. */
+	uint64_t chunk = len / VB_CHUNKS + 1 > VB_CHUNK_MIN ? len / VB_CHUNKS + 1 : VB_CHUNK_MIN;
+	struct ibv_sge sges[VB_CHUNKS];
+	struct ibv_send_wr wrs[VB_CHUNKS];
+	int n = 0;
+
+	if (chunk > UINT32_MAX)
+		return ACCDMA_ST_DMA_ERROR; /* past 64 GiB in one op */
+	for (uint64_t at = 0; at < len || n == 0; at += chunk, n++) {
+		uint64_t k = len - at < chunk ? len - at : chunk;
+
+		sges[n] = (struct ibv_sge){ (uintptr_t)local + at, (uint32_t)k, lkey };
+		wrs[n] = (struct ibv_send_wr){ .sg_list = &sges[n], .num_sge = 1, .opcode = op };
+		wrs[n].wr.rdma.remote_addr = addr + off + at;
+		wrs[n].wr.rdma.rkey = rkey;
+		if (n)
+			wrs[n - 1].next = &wrs[n];
+	}
+	wrs[n - 1].wr_id = (uintptr_t)&req;
+	wrs[n - 1].send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(v->qp[proc], &wrs[0], &bad)) {
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
 		return ACCDMA_ST_PEER_LOST;
 	}
@@ -336,8 +348,13 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 			sched_yield();
 	if (req.status == IBV_WC_SUCCESS)
 		return ACCDMA_OK;
-	if (!atomic_load(&v->proc_lost[proc]))
+	if (!atomic_load(&v->proc_lost[proc])) {
+		if (v->w->opts.log_level >= 1)
+			fprintf(stderr, "accdma: verbs: %s of %llu bytes with rank %d (%s) failed: %s\n",
+				op == IBV_WR_RDMA_READ ? "an RDMA READ" : "an RDMA WRITE", (unsigned long long)len,
+				proc, v->hellos[proc].dev, ibv_wc_status_str(req.status));
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
+	}
 	return req.status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
 }
 

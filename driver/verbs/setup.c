@@ -197,7 +197,7 @@ static int connect_qp(struct vb *v, int p)
 		return -EHOSTUNREACH;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = 18; /* ~1 s per try: a loaded or emulated host answers late */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7; /* unlimited: a receiver short of buffers slows us, never fails us */
 	a.sq_psn = 0;

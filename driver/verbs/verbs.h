@@ -31,7 +31,10 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
 #define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
-#define VB_SQ_DEPTH (VB_SEND_BUFS + 64) /* sends, plus one read or write per engine thread */
+#define VB_CHUNKS 16               /* work requests a read or write is cut into, at most */
+#define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
+/* sends, plus one read or write (VB_CHUNKS requests) for each of 16 engine threads */
+#define VB_SQ_DEPTH (VB_SEND_BUFS + 16 * VB_CHUNKS)
 
 /** struct vb_hello - what a process tells the others at join (crosses hosts). */
 struct vb_hello {
