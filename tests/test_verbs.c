@@ -7,8 +7,9 @@
  * launcher would, and each rank checks its own side:
  *
  *  - transfers: an eager send, a 1 MiB exchange both ways (either side
- *    first), a one-sided write into the peer's region, then a barrier;
- *    data, status and bytes checked;
+ *    first), a one-sided write into the peer's region, then a barrier, a
+ *    pull into caller memory registered with the library; data, status
+ *    and bytes checked;
  *  - failures: a truncated pair, a waiting send canceled (its recv gets
  *    PEER_ERROR), a write past the target's bounds;
  *  - a rank killed with SIGKILL mid-transfer: the other's ops with it
@@ -131,6 +132,29 @@ static void rank_transfers(int rank)
 	for (int i = 0; i < 1000; i++)
 		CHECK(wb[7 + i] == (uint8_t)((100 + i) * 7 + peer));
 	CHECK(wb[6] == 0 && wb[1007] == 0);
+	/* caller memory registered with the library receives a pull */
+	{
+		uint8_t *mine = aligned_alloc(4096, 65536);
+		accdma_key reg;
+
+		CHECK(mine != NULL);
+		memset(mine, 0xCC, 65536);
+		CHECK(accdma_mem_register(w, rank, mine, 65536, &reg) == 0);
+		if (rank == 0) {
+			CHECK(accdma_send(q, peer, 8, src, 0, 40000, NULL, 0, &t[1]) == 0);
+			CHECK(wait_st(w, t[1], &bytes) == ACCDMA_OK && bytes == 40000);
+		} else {
+			CHECK(accdma_recv(q, peer, 8, reg, 16, 50000, NULL, 0, &t[2]) == 0);
+			CHECK(wait_st(w, t[2], &bytes) == ACCDMA_OK && bytes == 40000);
+			for (uint32_t i = 0; i < 40000; i++)
+				CHECK(mine[16 + i] == (uint8_t)(i * 7));
+			CHECK(mine[15] == 0xCC && mine[16 + 40000] == 0xCC);
+		}
+		CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0);
+		CHECK(wait_st(w, t[0], NULL) == ACCDMA_OK);
+		CHECK(accdma_mem_free(w, rank, reg) == 0);
+		free(mine);
+	}
 	CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0); /* nobody frees what the other still writes */
 	CHECK(wait_st(w, t[0], NULL) == ACCDMA_OK);
 	CHECK(accdma_world_close(w) == 0);

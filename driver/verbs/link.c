@@ -284,7 +284,13 @@ static int link_send(struct fw_link *l, const struct q_msg *m)
 
 static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
 {
-	return drv_inbox_take(&vb_link(l)->inbox[dev], m);
+	struct vb *v = vb_link(l);
+
+	if (drv_inbox_take(&v->inbox[dev], m))
+		return 1;
+	/* An engine that looks polls the completion queue itself, rather than
+	 * wait for the poller thread to wake and hand the message over. */
+	return poll_cq(v) > 0 && drv_inbox_take(&v->inbox[dev], m);
 }
 
 /* A read or write of @len bytes between our @local and device @dev's region
