@@ -102,6 +102,7 @@ struct fw_eager_rx {
 	_Atomic uint32_t waiting;
 	_Atomic uint32_t wpos; /* written by the thread serving messages, read by consumers */
 	uint32_t credited;
+	int far; /* the sender is reached through the link (credits go back as messages) */
 };
 
 /** struct fw_engine - one engine thread and the queues it serves. */

@@ -227,7 +227,7 @@ static inline int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op
 static inline void fw_peer_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 {
 	os_store(&fd->eager_rx[src].ring->done, done, OS_RELEASE);
-	if (!fw_peer_near(fd, src))
+	if (fd->eager_rx[src].far)
 		fw_far_eager_done(fd, src, done);
 }
 

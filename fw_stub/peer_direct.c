@@ -104,50 +104,6 @@ enum accdma_status fw_direct_write(struct fw_device *fd, const struct fw_op *op,
 	return ACCDMA_OK;
 }
 
-/* Write @len payload bytes of the message whose head is at slot @idx: the
- * head's share, then the rest after it (wrapping). */
-static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
-		    const uint8_t *src, uint64_t len)
-{
-	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
-
-	if (n) /* a barrier's zero-length send has no address */
-		fw_ring_copy_head(ring->slots[idx].data, src, n);
-	if (len == n)
-		return;
-	k = fw_ring_cont_first(fd->eager_mask, idx, len - n);
-	if (k)
-		memcpy(fw_ring_cont(ring, idx + 1), src + n, k);
-	if (n + k < len)
-		memcpy(fw_ring_cont(ring, 0), src + n + k, len - n - k);
-}
-
-/**
- * fw_ring_write() - write a message into an eager ring at position @pos and
- * stamp it (struct q_eager_slot says in which order, and why).
- * @fd: the device whose ring geometry it is. @ring: the ring. @done: the
- * receiver's consumed mark as the writer knows it (no later than the real one).
- * @tag/@seq/@src/@len: the message.
- */
-void fw_ring_write(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos, uint32_t done,
-		   uint64_t tag, uint64_t seq, const void *src, uint32_t len)
-{
-	uint32_t mask = fd->eager_mask, span = q_eager_span(len);
-	struct q_eager_slot *s = &ring->slots[pos & mask];
-
-	copy_in(fd, ring, pos & mask, src, len);
-	s->len = len;
-	s->tag = tag;
-	s->seq = seq;
-	/* The next head's position: raw payload of an earlier lap may lie there,
-	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
-	 * is the oldest message not consumed: that head's stamp stays. */
-	if (pos + span - done <= mask)
-		os_store(&ring->slots[(pos + span) & mask].stamp, 0, OS_RELAXED);
-	os_store(&s->stamp, q_eager_stamp(pos), OS_RELEASE);
-	q_trace(Q_TRACE_STAMP);
-}
-
 int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op)
 {
 	uint32_t dst = (uint32_t)op->d.peer, mask = fd->eager_mask, span = q_eager_span(op->d.length);
@@ -161,7 +117,7 @@ int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op)
 			return 0; /* no room before the receiver's oldest held message */
 		}
 	}
-	fw_ring_write(fd, tx->ring, tx->pos, tx->done, op->d.tag, op->d.seq, op->addr, (uint32_t)op->d.length);
+	fw_ring_write(fd->eager_mask, tx->ring, tx->pos, tx->done, op->d.tag, op->d.seq, op->addr, (uint32_t)op->d.length);
 	tx->pos += span;
 	fw_eager_unlock(fd, &fd->eager_tx_lock);
 
