@@ -200,7 +200,8 @@ install: $(B)/libaccdma.a $(B)/libaccdma.so $(TOOLS:%=$(B)/%)
 	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER)
 	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
-	  -e 's|^includedir=.*|includedir=$(INCDIR)|' accdma.pc.in \
+	  -e 's|^includedir=.*|includedir=$(INCDIR)|' -e 's|^Libs.private:.*|Libs.private: $(LIBS) -pthread|' \
+	  accdma.pc.in \
 	  > $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
