@@ -321,3 +321,30 @@ int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_
 		fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
 }
+
+/**
+ * fw_match_probe_send() - does a send from some source s of [0, @n) (or
+ * its failure's marker) wait in our table under (@tag, @seqs[s])?
+ * @fd: the receiving device. @seqs: each source's next recv number.
+ * @first: the source to look at first (the rest follow in turn).
+ * Return: the first such source, or -1.
+ */
+int32_t fw_match_probe_send(struct fw_device *fd, uint64_t tag, const uint64_t *seqs, uint32_t n,
+			    uint32_t first)
+{
+	struct fw_rdv home;
+	int32_t found = -1;
+
+	fw_peer_rdv(fd, fd->id, &home);
+	if (!os_load(&home.sh->rdv_sends, OS_ACQUIRE) || fw_rdv_lock(fd, &home))
+		return -1;
+	for (uint32_t i = 0; i < n && found < 0; i++) {
+		uint32_t src = (first + i) % n;
+		const struct q_rdv *e = fw_rdv_find(&home, (int32_t)src, tag, seqs[src]);
+
+		if (e && e->side == ACCDMA_OP_SEND)
+			found = (int32_t)src;
+	}
+	fw_rdv_unlock(&home);
+	return found;
+}

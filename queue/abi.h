@@ -34,6 +34,10 @@
 
 /* Descriptor flags. */
 #define Q_DF_INTERNAL 0x1 /* library-internal op: zero length allowed (barrier) */
+/* A recv whose sequence number the host could not give at post time (an
+ * any-source recv, or a recv behind one on its tag): @seq holds its place in
+ * the tag's order of such recvs, and the engine numbers it (fw_stub/any.c). */
+#define Q_DF_DEFER 0x2
 
 /* Completion slot states. */
 enum q_slot_state {
@@ -87,6 +91,7 @@ struct q_cpl {
 	Q_ATOMIC(uint32_t) stage;
 	Q_ATOMIC(uint32_t) cancel;
 	Q_ATOMIC(uint32_t) handoff; /* a waiting recv: its send is ready, the recv's engine copies */
+	Q_ATOMIC(int32_t) src;      /* a recv's source: as posted, or the one an any-source recv took */
 	Q_ATOMIC(uint64_t) bytes;
 } __attribute__((aligned(Q_CACHELINE)));
 
