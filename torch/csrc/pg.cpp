@@ -37,6 +37,11 @@ WorkAccdma::~WorkAccdma() {
 }
 
 void WorkAccdma::release_locked(bool reusable) {
+  for (int i = 0; i < ol.n && source_ < 0; i++) // kept for sourceRank()
+    if (ol.desc[i].kind == ACCDMA_OP_RECV && ol.st[i] == ACCDMA_OK)
+      for (int r = 0; r < g_->size; r++)
+        if (g_->devs[r] == ol.desc[i].src_dev)
+          source_ = r;
   if (g_->aw)
     for (auto& b : bufs)
       if (reusable)
@@ -138,6 +143,13 @@ bool WorkAccdma::wait(std::chrono::milliseconds timeout) {
 
 std::vector<at::Tensor> WorkAccdma::result() { return outputs; }
 
+int WorkAccdma::sourceRank() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (!completed_ || exception_ || source_ < 0)
+    throw std::runtime_error("accdma: sourceRank: not a recv that completed");
+  return source_;
+}
+
 c10::intrusive_ptr<c10::ivalue::Future> WorkAccdma::getFuture() {
   auto f = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
   try {
@@ -213,7 +225,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
     op.key = key;
     op.offset = off;
     op.length = bytes;
-    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
     check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
     w->outputs = {t};
     return w;
@@ -228,7 +240,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
   op.tag = utag;
   op.key = e->buf.key;
   op.length = e->bytes;
-  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
   int rc = atc_post(g_->aw, &e->ol, &op, &d, g_->timeout_ms, nullptr);
   if (rc) {
     atc_buf_put(g_->aw, &e->buf);
@@ -248,18 +260,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>& tensors, int src,
                                                         int tag) {
-  const at::Tensor& t = one_tensor(tensors, "recv");
   check_peer(*g_, src, "recv");
+  return post_recv(tensors, src, tag, "recv");
+}
+
+// A recv from group rank @src, or from any member (-1: the library's any-source
+// recv; the group's id in the tag keeps other groups' messages out).
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Tensor>& tensors,
+                                                             int src, int tag, const char* what) {
+  const at::Tensor& t = one_tensor(tensors, what);
   uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
   g_->check_usable(); // and finishes what completed
   auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::RECV, "recv",
                                            g_->timeout_ms);
   struct accdma_op op = {};
   op.kind = ACCDMA_OP_RECV;
-  op.peer = g_->devs[src];
+  op.peer = src < 0 ? ACCDMA_ANY_SOURCE : g_->devs[src];
   op.tag = utag;
   op.length = std::max<uint64_t>(bytes, 1);
-  atc_opdesc d = {ACCDMA_OP_RECV, src, utag, bytes, "recv", -1, 0, 0};
+  atc_opdesc d = {ACCDMA_OP_RECV, src, utag, bytes, what, -1, 0, 0, -1};
   w->outputs = {t};
   if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &op.key,
                                                  &op.offset)) {
@@ -278,10 +297,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>&
   return w;
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recvAnysource(std::vector<at::Tensor>&, int) {
-  throw std::invalid_argument(
-      "accdma: recv from any source is not supported yet (the library has no any-source "
-      "recv): pass src");
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                                 int tag) {
+  return post_recv(tensors, -1, tag, "recv");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::barrier(const c10d::BarrierOptions& opts) {

@@ -82,6 +82,8 @@ class WorkAccdma : public c10d::Work {
   std::exception_ptr exception() const override;
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   std::vector<at::Tensor> result() override;
+  // A recv's source (group rank), once complete: dist.recv(t) without src returns it.
+  int sourceRank() const override;
   void abort() override;
   // Waits, then returns a completed future (DDP's comm hooks take one).
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
@@ -97,6 +99,7 @@ class WorkAccdma : public c10d::Work {
   void fail_locked(const std::string& msg, bool breaks);
   void release_locked(bool reusable);
   std::shared_ptr<Group> g_;
+  int source_ = -1; // a recv that completed: the group rank it took its message from
   const char* name_;
   int64_t timeout_ms_;
 };
@@ -155,6 +158,8 @@ class ProcessGroupAccdma : public c10d::ProcessGroup {
 
  private:
   int64_t op_timeout(std::chrono::milliseconds t) const;
+  c10::intrusive_ptr<c10d::Work> post_recv(std::vector<at::Tensor>& tensors, int src, int tag,
+                                           const char* what);
   c10::intrusive_ptr<WorkAccdma> ring_allreduce(const at::Tensor& t, int op, int64_t timeout,
                                                 const char* name);
   std::shared_ptr<Group> g_;

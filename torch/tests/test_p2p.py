@@ -58,3 +58,14 @@ def test_accdma_groups_beside_gloo_default(accdma_run):
     assert res.of("done") == {r: "gloo_default" for r in range(3)}
     assert res.of("ring") == {0: 2.0, 1: 0.0, 2: 1.0}
     assert res.of("pair") == {1: [20.0] * 3, 2: [10.0] * 3}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_recv_any_source(accdma_run, n):
+    res = accdma_run(n, "any")
+    assert res.of("done") == {r: "any" for r in range(n)}
+    for tag, got in res.of("any_order")[0].items():
+        for s in range(1, n):  # every message once, FIFO per source
+            assert [k for src, k in got if src == s] == list(range(4)), (tag, got)
+    assert res.of("mixed")[0] == [[1.0, 1.0], [2.0, 2.0], 1]
+    assert res.of("sub")[0] == [q for q in range(1, n) if q % 2]

@@ -210,7 +210,6 @@ def sc_p2p():
 
     # clear errors
     raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
-    raises(lambda: dist.recv(torch.ones(1)), "any source")
     raises(lambda: dist.send(torch.ones(1), 5), "not in the group")
 
     # a recv bigger than the message: named, and the group still works
@@ -323,6 +322,57 @@ def sc_bound():
     dist.barrier()
     report("bound", bound)
     report("done", "bound")
+
+
+def sc_any():
+    """dist.recv(t) without src: rank 0 takes every other rank's messages as they
+    come, FIFO per source, returning the source; small and large; mixed with
+    a recv from a given source on the same tag; irecv; a subgroup."""
+    r, n = init()
+    K = 4
+    got = {}
+    for tag, size in ((0, 3), (1, 1 << 20)):  # eager, and rendezvous (4 MiB)
+        if r == 0:
+            got[tag], nxt = [], {s: 0 for s in range(1, n)}
+            for _ in range((n - 1) * K):
+                t = torch.full((size,), -1.0)
+                src = dist.recv(t, tag=tag)
+                k = nxt[src]
+                assert torch.all(t == 100.0 * src + k), (tag, src, k, t[0].item())
+                nxt[src] += 1
+                got[tag].append([src, k])
+            assert all(v == K for v in nxt.values()), nxt
+        else:
+            for k in range(K):
+                dist.send(torch.full((size,), 100.0 * r + k), 0, tag=tag)
+    if r == 0:
+        report("any_order", got)
+    dist.barrier()
+
+    # a given recv first, then any: rank 1's two messages, in order
+    if r == 0:
+        a, b = torch.zeros(2), torch.zeros(2)
+        dist.recv(a, 1, tag=9)
+        work = dist.irecv(b, tag=9)            # no src: any source
+        work.wait()
+        assert a.tolist() == [1.0, 1.0] and b.tolist() == [2.0, 2.0]
+        report("mixed", [a.tolist(), b.tolist(), work._source_rank()])
+    elif r == 1:
+        dist.send(torch.full((2,), 1.0), 0, tag=9)
+        dist.send(torch.full((2,), 2.0), 0, tag=9)
+    dist.barrier()
+
+    # a subgroup of the odd ranks and 0: sources come back as global ranks
+    members = [0] + [q for q in range(1, n) if q % 2]
+    sub = dist.new_group(members)
+    if r == 0:
+        seen = sorted(dist.recv(torch.zeros(1), group=sub) for _ in members[1:])
+        assert seen == members[1:], seen
+        report("sub", seen)
+    elif r in members:
+        dist.send(torch.tensor([float(r)]), 0, group=sub)
+    dist.barrier()
+    report("done", "any")
 
 
 def sc_gloo_default():
