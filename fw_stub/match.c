@@ -49,7 +49,6 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 {
 	uint64_t send_len = op->d.kind == ACCDMA_OP_SEND ? op->d.length : e->length;
 	uint64_t recv_len = op->d.kind == ACCDMA_OP_RECV ? op->d.length : e->length;
-	void *other, *src, *dst;
 	enum accdma_status st;
 
 	*bytes = 0;
@@ -62,16 +61,14 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 		return st;
 	}
 	/* The waiting side was validated by its own engine; resolve it in this
-	 * process's address space (and re-check: its region may have been freed). */
-	st = fw_peer_range(fd, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
-	if (st != ACCDMA_OK)
-		return ACCDMA_ST_PEER_ERROR;
-	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
-	dst = op->d.kind == ACCDMA_OP_SEND ? other : op->addr;
-	if (fw_fault_hit(FW_FAULT_MATCH) || fw_copy(fd, dst, src, send_len))
+	 * process's address space (and re-check: its region may have been
+	 * freed), or reach it in its own process (registered memory over shm). */
+	if (fw_fault_hit(FW_FAULT_MATCH))
 		return ACCDMA_ST_DMA_ERROR;
-	*bytes = send_len;
-	return ACCDMA_OK;
+	st = fw_peer_move(fd, (uint32_t)e->dev, e->key, e->offset, e->length, op->addr, send_len,
+			  op->d.kind == ACCDMA_OP_SEND);
+	*bytes = st == ACCDMA_OK ? send_len : 0;
+	return st;
 }
 
 /* A rendezvous entry may have been written by another process (shm): before

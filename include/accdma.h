@@ -391,8 +391,14 @@ int accdma_mem_alloc(accdma_world *world, int dev, uint64_t size, accdma_key *ke
  * accdma_mem_register() - make the caller's memory a region of a device.
  * @world: the world. @dev: a local rank. @addr/@size: the memory. @key: the region's key.
  * The memory must stay valid until accdma_mem_free() or world close.
+ * Over shm the memory stays private to this process: other processes'
+ * engines reach it by cross-memory attach (process_vm_readv/writev), one
+ * copy between the two processes' memory; a range that is no longer mapped
+ * when a peer reaches it fails that op (PEER_ERROR), nothing else.
  * Return: 0; -EBADF; -EINVAL (also for a range whose end, @addr + @size,
  * wraps past the end of the address space); -ENOMEM if out of region slots;
+ * -EPERM over shm where the kernel refuses cross-memory attach
+ * (kernel.yama.ptrace_scope 2 or 3; use accdma_mem_alloc());
  * -EOPNOTSUPP on transports whose peers cannot reach private memory.
  */
 int accdma_mem_register(accdma_world *world, int dev, void *addr, uint64_t size, accdma_key *key);

@@ -129,10 +129,16 @@ struct q_engine_sh {
 	Q_ATOMIC(uint64_t) late_wakes;
 } __attribute__((aligned(Q_CACHELINE)));
 
+/* q_region.registered: device memory (0); caller memory at @offset as an
+ * address (1, local: one process); caller memory of the device's own process
+ * at @offset, which other processes reach by cross-memory attach (2, shm). */
+#define Q_REGION_HOST 1
+#define Q_REGION_CMA 2
+
 /** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
 struct q_region {
 	Q_ATOMIC(uint32_t) key;
-	uint32_t registered; /* caller's memory rather than device memory */
+	uint32_t registered; /* caller's memory rather than device memory: Q_REGION_* */
 	uint64_t size;
 	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
 };
