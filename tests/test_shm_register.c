@@ -164,12 +164,16 @@ static int shm_child(int rank, int n, int port, int arg)
 		if (rank == 0) {
 			fill(sp, 1u << 20, 6);
 			SC_CHECK(accdma_send(q, 1, 10, sk, 0, 1u << 20, NULL, 0, &t) == 0, "send");
-			talk(w, q, rank, 0, ck, cp, 1);
+			talk(w, q, rank, 0, ck, cp, (uint64_t)getpid());
 			poll(NULL, 0, 200); /* the send is in rank 1's table by now */
 			_exit(0);
 		}
-		talk(w, q, rank, 0, ck, cp, 0);
-		poll(NULL, 0, 400);
+		pid_t dead = (pid_t)talk(w, q, rank, 0, ck, cp, 0);
+
+		/* gone (and reaped by the test's driver) before the recv is posted */
+		for (int i = 0; i < 2000 && kill(dead, 0) == 0; i++)
+			poll(NULL, 0, 10);
+		SC_CHECK(kill(dead, 0) != 0, "rank 0 (pid %d) is still there", (int)dead);
 		SC_CHECK(accdma_recv(q, 0, 10, rk, 0, 1u << 20, NULL, 0, &t) == 0, "recv");
 		st = sc_wait(w, t);
 		SC_CHECK(st == ACCDMA_ST_PEER_LOST, "recv from a dead sender: %s", accdma_status_str(st));

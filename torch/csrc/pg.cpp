@@ -28,6 +28,7 @@ WorkAccdma::~WorkAccdma() {
     o->ol = ol;
     ol = atc_oplist{};
     o->bufs = std::move(bufs);
+    o->regs = std::move(regs);
     o->on_ok = std::move(on_ok);
     std::lock_guard<std::mutex> gl(g_->mu);
     g_->orphans.push_back(std::move(o));
@@ -47,6 +48,10 @@ void WorkAccdma::release_locked(bool reusable) {
       if (reusable)
         atc_buf_put(g_->aw, &b);
   bufs.clear();
+  if (!regs.empty()) {
+    std::lock_guard<std::mutex> gl(g_->mu);
+    g_->unregister_locked(regs, reusable);
+  }
   atc_ops_free(&ol);
 }
 
@@ -185,6 +190,13 @@ std::string ProcessGroupAccdma::broken_reason() {
   return g_->broken;
 }
 
+std::map<std::string, uint64_t> ProcessGroupAccdma::copy_counts() {
+  return {{"registered_sends", g_->n_reg_send.load()},
+          {"registered_recvs", g_->n_reg_recv.load()},
+          {"staged_sends", g_->n_staged_send.load()},
+          {"staged_recvs", g_->n_staged_recv.load()}};
+}
+
 uint64_t ProcessGroupAccdma::buffered_bytes() {
   std::lock_guard<std::mutex> l(g_->mu);
   g_->reap_locked();
@@ -230,6 +242,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
     w->outputs = {t};
     return w;
   }
+  RegTensor reg;
+  if (g_->send_direct && g_->try_register(t, bytes, &reg)) {
+    // Registered (ACCDMA_TORCH_SEND_DIRECT): sent from where it is, one copy
+    // by the recv's engine, done once the recv has it.
+    auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
+                                             g_->timeout_ms);
+    struct accdma_op op = {};
+    op.kind = ACCDMA_OP_SEND;
+    op.peer = g_->devs[dst];
+    op.tag = utag;
+    op.key = reg.key;
+    op.length = bytes;
+    w->regs.push_back(reg);
+    w->outputs = {t};
+    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
+    check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
+    g_->n_reg_send++;
+    return w;
+  }
+  g_->n_staged_send++;
   auto e = std::make_shared<SendEntry>();
   e->buf = get_buf(*g_, bytes);
   e->bytes = std::max<uint64_t>(bytes, 1); // a zero-length tensor travels as one byte
@@ -287,6 +319,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Ten
                "a recv");
     return w;
   }
+  RegTensor reg;
+  if (g_->try_register(t, bytes, &reg)) {
+    // Registered: the engine copies the message into the tensor itself.
+    op.key = reg.key;
+    op.offset = 0;
+    w->regs.push_back(reg);
+    check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, bytes, g_->timeout_ms, nullptr),
+               "a recv");
+    g_->n_reg_recv++;
+    return w;
+  }
+  g_->n_staged_recv++;
   atc_buf b = get_buf(*g_, bytes);
   w->bufs.push_back(b);
   op.key = b.key;

@@ -69,3 +69,22 @@ def test_recv_any_source(accdma_run, n):
             assert [k for src, k in got if src == s] == list(range(4)), (tag, got)
     assert res.of("mixed")[0] == [[1.0, 1.0], [2.0, 2.0], 1]
     assert res.of("sub")[0] == [q for q in range(1, n) if q % 2]
+
+
+def test_registered_tensors(accdma_run):
+    """Ordinary tensors take the single-copy path (accdma_mem_register over shm)."""
+    res = accdma_run(2, "register")
+    assert res.of("done") == {0: "register", 1: "register"}
+    c = res.of("counts")
+    # recvs of 1 MiB into ordinary tensors: registered (2 + 1 + 1 large contiguous on rank 1)
+    assert c[1]["registered_recvs"] == 3 and c[0]["registered_recvs"] == 2
+    # with send_direct, each rank's large send came from the tensor itself
+    assert c[0]["registered_sends"] == 1 and c[1]["registered_sends"] == 1
+    # the small one, the non-contiguous one and the default sends were staged
+    assert c[1]["staged_recvs"] == 2 and c[0]["staged_sends"] == 4
+
+
+def test_registered_off(accdma_run):
+    res = accdma_run(2, "register", env={"ACCDMA_TORCH_REGISTER": "0"})
+    c = res.of("counts")
+    assert c[0]["registered_recvs"] == 0 and c[1]["registered_sends"] == 0

@@ -375,6 +375,56 @@ def sc_any():
     report("done", "any")
 
 
+def sc_register(mode="on"):
+    """Ordinary tensors moved with no staging copy (registered with the library):
+    recvs by default, sends with send_direct; small and non-contiguous ones staged."""
+    r, n = init()
+    pg = dist.distributed_c10d._get_default_group()
+    peer = 1 - r
+    big = 1 << 18  # 1 MiB of float32
+    before = pg.copy_counts()
+    # a staged send into a registered recv, both ways
+    for k in range(2):
+        if r == k:
+            dist.send(torch.arange(big, dtype=torch.float32) + k, peer)
+        else:
+            t = torch.zeros(big)
+            dist.recv(t, peer)
+            assert torch.equal(t, torch.arange(big, dtype=torch.float32) + k)
+    # registered on both sides: the recv's engine reads the sender's tensor
+    pg.send_direct = True
+    for k in range(2):
+        if r == k:
+            src = torch.arange(big, dtype=torch.float32) * 2 + k
+            dist.isend(src, peer).wait()
+        else:
+            t = torch.zeros(big)
+            dist.recv(t, peer)
+            assert torch.equal(t, torch.arange(big, dtype=torch.float32) * 2 + k)
+    pg.send_direct = False
+    # small and non-contiguous: staged
+    if r == 0:
+        dist.send(torch.tensor([1.0, 2.0, 3.0]), 1)
+        dist.send(torch.arange(2 * big, dtype=torch.float32), 1)
+    else:
+        x = torch.zeros(3)
+        dist.recv(x, 0)
+        yy = torch.zeros(2 * big)
+        dist.recv(yy, 0)
+        assert x.tolist() == [1.0, 2.0, 3.0] and torch.equal(yy, torch.arange(2 * big,
+                                                                           dtype=torch.float32))
+        nc = torch.zeros(4 * big)[::2]  # non-contiguous: gathered and scattered by torch
+    if r == 0:
+        dist.send(torch.arange(2 * big, dtype=torch.float32) + 5, 1)
+    else:
+        dist.recv(nc, 0)
+        assert torch.equal(nc, torch.arange(2 * big, dtype=torch.float32) + 5)
+    after = pg.copy_counts()
+    report("counts", {k: after[k] - before[k] for k in after})
+    dist.barrier()
+    report("done", "register")
+
+
 def sc_gloo_default():
     """The default group on gloo, point to point on accdma groups made after it."""
     global RANK
