@@ -243,7 +243,8 @@ enum accdma_op_stage {
 /**
  * struct accdma_op_info - a description of one op, for diagnostics.
  * @token: the op's token. @kind: ACCDMA_OP_*. @device: its device.
- * @queue: its queue. @peer/@tag: as posted (-1 when not applicable).
+ * @queue: its queue. @peer/@tag: as posted (-1 when not applicable; an
+ *         any-source recv's @peer is ACCDMA_ANY_SOURCE, -1).
  * @seq:   the op's sequence number among ops with the same (src, dst, tag).
  * @bytes: the posted length. @stage: where it waits. @status: final status once done.
  * @deps/@num_deps: the tokens it waits on that are not complete yet.

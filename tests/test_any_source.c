@@ -103,9 +103,17 @@ static void recv_first(uint64_t len)
 	accdma_token r, s;
 
 	world_open(&x, 3, len);
+	struct accdma_op_info info;
+	char line[256];
+
 	r = recv_msg(&x, 0, ACCDMA_ANY_SOURCE, len, 0);
 	th_kick(x.w, 0, 3);
 	th_pending(x.w, r);
+	/* the stall report names it */
+	assert_int_equal(accdma_op_info(x.w, r, &info), 0);
+	assert_int_equal(info.peer, ACCDMA_ANY_SOURCE);
+	assert_true(accdma_op_describe(&info, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, "from any source tag 7"));
 	s = send_msg(&x, 2, 0, 0, len, 0);
 	wait_src(x.w, r, ACCDMA_OK, 2, len);
 	th_wait_ok(x.w, s);
