@@ -376,6 +376,9 @@ static void test_bad_args(void **state)
  * arg 1: rank 1 sends one message and closes, rank 2 closes without
  * sending: rank 0's first any-source recv takes 1's message (after 1 is
  * gone), the second completes PEER_LOST once both are gone.
+ * arg 2: the same with deaths (_exit, no close): rank 2 dies at once, and a
+ * recv stays pending while rank 1 lives, then takes its second message;
+ * the third completes PEER_LOST once rank 1 has died too.
  */
 static int shm_child(int rank, int n, int port, int arg)
 {
@@ -424,6 +427,47 @@ static int shm_child(int rank, int n, int port, int arg)
 			next[src]++;
 		}
 		SC_CHECK(next[1] == K && next[2] == K, "counts %d %d", next[1], next[2]);
+	} else if (arg == 2) {
+		/* rank 2 dies at once; rank 0's any-source recvs go on with rank 1 (alive),
+		 * and complete PEER_LOST only once rank 1 has died too */
+		accdma_token go;
+		enum accdma_status st;
+		int src;
+
+		if (rank == 2)
+			_exit(0);
+		if (rank == 1) {
+			for (int k = 0; k < 2; k++) {
+				if (k) { /* the second only when rank 0 says so (tag 3) */
+					SC_CHECK(accdma_recv(q, 0, 3, kd, 0, 8, NULL, 0, &go) == 0, "recv go");
+					sc_wait_ok(w, go);
+				}
+				msg_make(sb + (uint64_t)k * SMALL, SMALL, 1, k);
+				SC_CHECK(accdma_send(q, 0, TAG, ks, (uint64_t)k * SMALL, SMALL, NULL, 0, &t[k]) == 0,
+					 "send");
+				sc_wait_ok(w, t[k]);
+			}
+			_exit(0); /* dies without closing */
+		}
+		for (int i = 0; i < 3; i++)
+			SC_CHECK(accdma_recv(q, ACCDMA_ANY_SOURCE, TAG, kd, (uint64_t)i * SMALL, SMALL, NULL, 0,
+					     &t[i]) == 0, "recv");
+		SC_CHECK(accdma_wait_source(w, t[0], 30000, &st, NULL, &src) == 0, "wait");
+		SC_CHECK(st == ACCDMA_OK && src == 1 && msg_is(rb, SMALL, 1, 0), "first: %s from %d",
+			 accdma_status_str(st), src);
+		/* rank 2 is gone by now (or soon): rank 1 can still send, so it waits */
+		poll(NULL, 0, 300);
+		SC_CHECK(accdma_test(w, t[1], &st) == -EAGAIN, "second completed early: %s",
+			 accdma_status_str(st));
+		sb[0] = 1;
+		SC_CHECK(accdma_send(q, 1, 3, ks, 0, 8, NULL, 0, &go) == 0, "send go");
+		sc_wait_ok(w, go);
+		SC_CHECK(accdma_wait_source(w, t[1], 30000, &st, NULL, &src) == 0, "wait");
+		SC_CHECK(st == ACCDMA_OK && src == 1 && msg_is(rb + SMALL, SMALL, 1, 1), "second: %s from %d",
+			 accdma_status_str(st), src);
+		SC_CHECK(accdma_wait_source(w, t[2], 30000, &st, NULL, &src) == 0, "wait");
+		SC_CHECK(st == ACCDMA_ST_PEER_LOST && src == ACCDMA_ANY_SOURCE, "third: %s from %d",
+			 accdma_status_str(st), src);
 	} else if (rank == 1) {
 		msg_make(sb, SMALL, 1, 0);
 		SC_CHECK(accdma_send(q, 0, TAG, ks, 0, SMALL, NULL, 0, &t[0]) == 0, "send");
@@ -477,6 +521,14 @@ static void test_shm_sources_gone(void **state)
 	shm_case(1);
 }
 
+static void test_shm_sources_die(void **state)
+{
+	(void)state;
+	if (getenv("ACCDMA_TRANSPORT") && strcmp(getenv("ACCDMA_TRANSPORT"), "local"))
+		skip();
+	shm_case(2);
+}
+
 int main(int argc, char **argv)
 {
 	struct th_cases t = { 0 };
@@ -497,5 +549,6 @@ int main(int argc, char **argv)
 	th_case(&t, test_bad_args, NULL, "test_bad_args");
 	th_case(&t, test_shm_racing, NULL, "test_shm_racing");
 	th_case(&t, test_shm_sources_gone, NULL, "test_shm_sources_gone");
+	th_case(&t, test_shm_sources_die, NULL, "test_shm_sources_die");
 	return th_run_cases("test_any_source", &t, NULL, NULL);
 }
