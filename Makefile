@@ -147,7 +147,7 @@ check-unit: $(RUN_TESTS)
 # (every device a host of its own, joined by an in-process message link: driver/loop/), then
 # queue-tester's suite over it. Left out: white-box tests of the in-memory paths (ring room
 # to the position, a handoff to a busy engine, a dropped doorbell), which a link does not have.
-LOOP_TESTS := test_bad_input test_barrier_permute_helper test_cancel test_close_wait \
+LOOP_TESTS := test_any_source test_bad_input test_barrier_permute_helper test_cancel test_close_wait \
               test_eager_basic test_eager_fail test_eager_ring test_eager_stress test_exec_chain \
               test_fail_chain test_fault test_fence test_handoff_fail test_handoff_pair \
               test_handoff_ring test_matching test_many_devices test_mem_free test_permute \

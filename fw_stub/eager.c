@@ -382,6 +382,28 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 }
 
 /**
+ * fw_eager_probe() - has the message (@tag, @seq) from @src landed in our ring?
+ * @fd: the receiving device. @src: a sender (in range). @tag/@seq: the message.
+ *
+ * For an any-source recv choosing its source (any.c): what landed is taken
+ * in (held, or given to a recv waiting for it), and the message, if there,
+ * stays held for the recv that takes its number next.
+ * Return: 1 if it is there, 0 if not.
+ */
+int fw_eager_probe(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
+{
+	int found;
+
+	if (!fd->eager_rx)
+		return 0;
+	fw_eager_lock(fd, &fd->eager_rx_lock);
+	scan(fd, src, 0, 0, 0);
+	found = find_held(fd, src, tag, seq) >= 0;
+	fw_eager_unlock(fd, &fd->eager_rx_lock);
+	return found;
+}
+
+/**
  * fw_eager_parked_miss() - would a parked recv's next look find nothing?
  * @fd: the device. @op: a recv parked by fw_eager_recv() (so it has a ring).
  *
@@ -518,6 +540,8 @@ int fw_eager_init(struct fw_device *fd)
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
 void fw_eager_fini(struct fw_device *fd)
 {
+	os_free(fd->any_seqs); /* any.c's, allocated at its first any-source recv */
+	fd->any_seqs = NULL;
 	for (uint32_t p = 0; fd->eager_rx && p < fd->w->g.ndev; p++)
 		os_free(fd->eager_rx[p].held); /* the start of the block */
 	os_free(fd->eager_rx);
