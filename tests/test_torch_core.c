@@ -383,7 +383,7 @@ static void test_timeout_names_op(void **s)
 	enum accdma_status st;
 	struct accdma_op op = { .kind = ACCDMA_OP_RECV, .peer = 1, .tag = (2ull << ATC_GID_SHIFT) | 5,
 				.length = 32 };
-	struct atc_opdesc d = { ACCDMA_OP_RECV, 1, op.tag, 32, "recv", -1, 0, 0 };
+	struct atc_opdesc d = { ACCDMA_OP_RECV, 1, op.tag, 32, "recv", -1, 0, 0, 0 };
 
 	local_open(&l, 2);
 	assert_int_equal(atc_buf_get(&l.aw[0], 32, &b), 0);
@@ -410,8 +410,8 @@ static void test_short_and_truncated(void **s)
 	enum accdma_status st;
 	struct accdma_op snd = { .kind = ACCDMA_OP_SEND, .peer = 1, .tag = 9, .length = 16 };
 	struct accdma_op rcv = { .kind = ACCDMA_OP_RECV, .peer = 0, .tag = 9, .length = 32 };
-	struct atc_opdesc ds = { ACCDMA_OP_SEND, 1, 9, 16, "send", -1, 0, 0 };
-	struct atc_opdesc dr = { ACCDMA_OP_RECV, 0, 9, 32, "recv", -1, 0, 0 };
+	struct atc_opdesc ds = { ACCDMA_OP_SEND, 1, 9, 16, "send", -1, 0, 0, 0 };
+	struct atc_opdesc dr = { ACCDMA_OP_RECV, 0, 9, 32, "recv", -1, 0, 0, 0 };
 
 	local_open(&l, 2);
 	assert_int_equal(atc_buf_get(&l.aw[0], 64, &b0), 0);
