@@ -231,7 +231,8 @@ kmod:
 	@ls -l $(B)/kmod/accdma.ko
 
 # The user-space side of the module's checks, static for the VM's busybox initramfs.
-kmod-tests: $(B)/kmod/kmod-ioctl
+KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl
+kmod-tests: $(KMOD_TEST_BINS)
 
 $(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h
 	@mkdir -p $(dir $@)

@@ -4,6 +4,8 @@
 #   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
 #                         programs tests/vm/verbs-tests.list names
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
+#   make check-kmod       the kernel module's suite: tests/vm/guest-kmod.sh with
+#                         accdma.ko and its user-space tests (make kmod kmod-tests)
 VM_OUT     := $(B)/vm
 # The guest's kernel version: a module for the VM builds against
 # /lib/modules/$(VM_KVER)/build (linux-headers-amd64). Evaluated when used.
@@ -14,10 +16,16 @@ VERBS_LIST := tests/vm/verbs-tests.list
 VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
                      awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
-.PHONY: check-verbs check-vm-smoke
+.PHONY: check-verbs check-vm-smoke check-kmod
 check-verbs: $(VERBS_TEST_BINS)
 	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS)" EXTRA_FILES="$(VERBS_LIST)" \
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
 
 check-vm-smoke:
 	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
+
+# The module builds against the guest's kernel, whatever the host runs.
+check-kmod:
+	@$(MAKE) --no-print-directory kmod kmod-tests KVER=$(VM_KVER)
+	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(KMOD_TEST_BINS)" \
+	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
