@@ -45,8 +45,10 @@ static int env_transport(enum accdma_transport *t)
 		*t = ACCDMA_TRANSPORT_VERBS;
 	else if (!strcasecmp(v, "loop"))
 		*t = ACCDMA_TRANSPORT_LOOP;
+	else if (!strcasecmp(v, "kmod"))
+		*t = ACCDMA_TRANSPORT_KMOD;
 	else {
-		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm, verbs or loop\n", v);
+		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm, verbs, loop or kmod\n", v);
 		return -EINVAL;
 	}
 	return 0;

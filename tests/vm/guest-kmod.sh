@@ -6,6 +6,11 @@
 #    running the core; kmod/selftest.c): every test passed, and it unloads
 #  - ioctl: /dev/accdma's ioctls answer and refuse what breaks the ABI's rules
 #  - rmmod-busy: an open /dev/accdma pins the module (EBUSY); its close frees it
+#  - pair: two processes join a world through /dev/accdma (kmod-pair):
+#    8-byte ping-pong, 1 MiB each way, a forked child without the mapping
+#  - kill: a rank killed with a send in flight; its partner gets PEER_LOST
+#  - scribble: a rank writes junk over all it mapped; the kernel lives on
+#  - rmmod-mapped: rmmod fails while a world is open, succeeds after
 #  - load-unload: KMOD_LOADS (100) loads and unloads
 # Each test is a function run by vmtest (a time limit, PASS/FAIL markers);
 # /init adds a kernel-log check of its own.
@@ -48,6 +53,30 @@ rmmod_busy() {
 	rmmod accdma
 }
 
+# kmod-pair pair, its VMBENCH lines recorded
+pair_bench() {
+	kmod-pair pair 200 > /tmp/pair.out 2>&1
+	_rc=$?
+	# the same over shm, for the ratio (recorded, not judged)
+	KMOD_PAIR_TRANSPORT=shm kmod-pair pair 200 >> /tmp/pair.out 2>&1
+	cat /tmp/pair.out
+	grep '^VMBENCH ' /tmp/pair.out | while read -r _v _rest; do vmbench $_rest; done
+	return $_rc
+}
+
+# a world open (files and mappings) keeps the module; it unloads after
+rmmod_mapped() {
+	kmod-pair hold 3 &
+	_p=$!
+	sleep 1
+	if rmmod accdma 2>/dev/null; then
+		echo "rmmod succeeded with a world open"
+		return 1
+	fi
+	wait $_p || return 1
+	rmmod accdma
+}
+
 load_unload() {
 	_i=0
 	while [ $_i -lt "$LOADS" ]; do
@@ -64,6 +93,13 @@ vmtest ioctl ioctl_checks
 loaded && rmmod accdma
 vmtest rmmod-busy rmmod_busy
 loaded && rmmod accdma
+if insmod "$KO"; then
+	vmtest pair pair_bench
+	vmtest kill kmod-pair kill
+	vmtest scribble kmod-pair scribble
+	vmtest rmmod-mapped rmmod_mapped
+	loaded && rmmod accdma
+fi
 vmtest load-unload load_unload
 loaded && rmmod accdma
 exit 0

@@ -39,6 +39,7 @@ const char *bw_transport_name(enum accdma_transport t)
 	case ACCDMA_TRANSPORT_SHM: return "shm";
 	case ACCDMA_TRANSPORT_VERBS: return "verbs";
 	case ACCDMA_TRANSPORT_LOOP: return "loop";
+	case ACCDMA_TRANSPORT_KMOD: return "kmod";
 	}
 	return "?";
 }
@@ -259,6 +260,8 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				o->transport = ACCDMA_TRANSPORT_SHM;
 			else if (!strcasecmp(optarg, "loop"))
 				o->transport = ACCDMA_TRANSPORT_LOOP;
+			else if (!strcasecmp(optarg, "kmod"))
+				o->transport = ACCDMA_TRANSPORT_KMOD;
 			else
 				goto bad;
 			o->transport_set = 1;

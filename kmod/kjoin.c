@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kjoin.c - processes join worlds through /dev/accdma: the module is the
+ * rendezvous of one host's processes. The first process to join a (user,
+ * key) starts the world (kw_open(): the arena, every device's memory, every
+ * engine as a kernel thread); each claims its devices and maps the arena
+ * and its own devices' memory through a fault handler. The file's release
+ * is the death notice: its devices are marked lost and every engine kicked,
+ * so partners' ops with them complete PEER_LOST. The world goes with the
+ * last file (a mapping holds its file, so with the last mapping too).
+ *
+ * Trust: the geometry, the segments and who owns which device are the
+ * module's own (struct kj_world); nothing is read back from what a process
+ * can write but through the engines' own checks (the scribbler self-test).
+ */
+#define pr_fmt(fmt) "accdma: " fmt
+
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "kmod/accdma_ioctl.h"
+#include "kmod/kjoin.h"
+#include "kmod/kworld.h"
+
+/**
+ * struct kj_world - a world processes join.
+ * @node: in kj_worlds while it takes joins.
+ * @ref: the files that joined it.
+ * @uid: its user.
+ * @key: its rendezvous.
+ * @shape: as the first process asked.
+ * @kw: the arena, memory and engines (geometry is @kw.a.g, the module's own).
+ * @arena_pages: pages of the arena's mapping.
+ * @seg_pages: pages of each device's memory.
+ * @claimed: devices claimed so far.
+ * @owner: per device, claimed or not.
+ * @dead: a member left: no more joins (under kj_lock).
+ * @joined: woken when a device is claimed or a member leaves.
+ */
+struct kj_world {
+	struct list_head node;
+	struct kref ref;
+	kuid_t uid;
+	u64 key;
+	struct kw_shape shape;
+	struct kw_world kw;
+	unsigned long arena_pages;
+	unsigned long seg_pages;
+	u32 claimed;
+	u8 *owner;
+	bool dead;
+	wait_queue_head_t joined;
+};
+
+/* The worlds taking joins, and every claim and leave. */
+static LIST_HEAD(kj_worlds);
+static DEFINE_MUTEX(kj_lock);
+
+static void kj_world_free(struct kref *ref)
+{
+	struct kj_world *w = container_of(ref, struct kj_world, ref);
+
+	kw_close(&w->kw); /* stops every engine first */
+	kfree(w->owner);
+	kfree(w);
+}
+
+/* Under kj_lock: the world is over for joins; every engine looks again. */
+static void kj_kill(struct kj_world *w)
+{
+	u32 d;
+
+	if (!w->dead) {
+		w->dead = true;
+		list_del_init(&w->node);
+	}
+	os_store(&w->kw.a.sh->lost_any, 1, OS_RELEASE);
+	for (d = 0; d < w->kw.a.g.ndev; d++)
+		q_device_kick(q_dev(&w->kw.a, d), 0, w->kw.a.g.engines);
+	wake_up_all(&w->joined);
+}
+
+/* @j's shape, checked: what kw_open() and the mappings rely on. */
+static int kj_shape(const struct accdma_ioc_join *j, struct kw_shape *s)
+{
+	u64 mem = PAGE_ALIGN(j->mem_size);
+
+	if (j->devices < 2 || j->devices > Q_MAX_DEVICES || j->engines < 1 ||
+	    j->engines > Q_MAX_ENGINES || j->count < 1 || j->first >= j->devices ||
+	    j->count > j->devices - j->first || !j->mem_size || mem < j->mem_size ||
+	    mem > ((u64)totalram_pages() << PAGE_SHIFT) / 2 / j->devices)
+		return -EINVAL;
+	*s = (struct kw_shape){ .ndev = j->devices, .nq = j->queues, .engines = j->engines,
+				.depth = j->depth, .eager_max = j->eager_max, .mem_size = mem,
+				.spin_ns = j->spin_ns };
+	return 0;
+}
+
+static struct kj_world *kj_world_new(const struct kw_shape *s, u64 key)
+{
+	struct kj_world *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (!w)
+		return ERR_PTR(-ENOMEM);
+	w->owner = kcalloc(s->ndev, sizeof(*w->owner), GFP_KERNEL);
+	if (!w->owner) {
+		kfree(w);
+		return ERR_PTR(-ENOMEM);
+	}
+	if (kw_open(&w->kw, s)) {
+		kfree(w->owner);
+		kfree(w);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&w->ref);
+	INIT_LIST_HEAD(&w->node);
+	init_waitqueue_head(&w->joined);
+	w->uid = current_euid();
+	w->key = key;
+	w->shape = *s;
+	w->arena_pages = PAGE_ALIGN(w->kw.a.g.size) >> PAGE_SHIFT;
+	w->seg_pages = s->mem_size >> PAGE_SHIFT;
+	return w;
+}
+
+/**
+ * kj_join() - ACCDMA_IOC_JOIN: join or start a world, claim devices, wait
+ * for the others.
+ * @f: the file's state.
+ * @argp: the user's struct accdma_ioc_join.
+ *
+ * Return: 0; -EINVAL (bad arguments, or a world of that key with another
+ * shape), -EBUSY (a device claimed already, or the file joined before),
+ * -ETIMEDOUT, -EINTR, -EPIPE (a member left while waiting), -ENOMEM, -EFAULT.
+ */
+long kj_join(struct kj_file *f, void __user *argp)
+{
+	struct accdma_ioc_join j;
+	struct kj_world *w = NULL, *it;
+	struct kw_shape s;
+	long left;
+	u32 d;
+	int rc;
+
+	if (copy_from_user(&j, argp, sizeof(j)))
+		return -EFAULT;
+	if (j.size != sizeof(j) || j.flags || j.pad || j.arena_size || j.seg_offset ||
+	    j.seg_stride || memchr_inv(j.reserved, 0, sizeof(j.reserved)))
+		return -EINVAL;
+	rc = kj_shape(&j, &s);
+	if (rc)
+		return rc;
+	mutex_lock(&kj_lock);
+	if (f->w) {
+		rc = -EBUSY;
+		goto unlock;
+	}
+	list_for_each_entry(it, &kj_worlds, node)
+		if (it->key == j.key && uid_eq(it->uid, current_euid()))
+			w = it;
+	if (w && memcmp(&w->shape, &s, sizeof(s))) {
+		rc = -EINVAL;
+		goto unlock;
+	}
+	for (d = j.first; w && d < j.first + j.count; d++)
+		if (w->owner[d]) {
+			rc = -EBUSY;
+			goto unlock;
+		}
+	if (w) {
+		kref_get(&w->ref);
+	} else {
+		w = kj_world_new(&s, j.key);
+		if (IS_ERR(w)) {
+			rc = PTR_ERR(w);
+			goto unlock;
+		}
+		list_add(&w->node, &kj_worlds);
+	}
+	for (d = j.first; d < j.first + j.count; d++) {
+		w->owner[d] = 1;
+		os_store(&q_dev(&w->kw.a, d)->owner_pid, task_tgid_nr(current), OS_RELAXED);
+	}
+	w->claimed += j.count;
+	f->w = w;
+	f->first = j.first;
+	f->count = j.count;
+	wake_up_all(&w->joined);
+	mutex_unlock(&kj_lock);
+
+	left = wait_event_interruptible_timeout(w->joined,
+						READ_ONCE(w->claimed) == s.ndev || READ_ONCE(w->dead),
+						nsecs_to_jiffies(j.timeout_ns));
+	/* A member that never came, or left: the world cannot run. The file
+	 * leaves on release; the caller closes it. */
+	if (left < 0)
+		return left;
+	if (READ_ONCE(w->dead))
+		return -EPIPE;
+	if (!left)
+		return -ETIMEDOUT;
+	j.arena_size = (u64)w->arena_pages << PAGE_SHIFT;
+	j.seg_offset = j.arena_size;
+	j.seg_stride = s.mem_size;
+	return copy_to_user(argp, &j, sizeof(j)) ? -EFAULT : 0;
+unlock:
+	mutex_unlock(&kj_lock);
+	return rc;
+}
+
+/* The arena's word at @offset, for WAIT and WAKE: in the module's own arena. */
+static u32 *kj_word(struct kj_file *f, const struct accdma_ioc_word *a)
+{
+	if (!f->w || a->size != sizeof(*a) || a->reserved || a->offset % 4 ||
+	    a->offset > f->w->kw.a.g.size - 4)
+		return NULL;
+	return (u32 *)((char *)f->w->kw.a.sh + a->offset);
+}
+
+/**
+ * kj_wait() - ACCDMA_IOC_WAIT: sleep while the arena's word holds a value.
+ * @f: the file's state (joined).
+ * @argp: the user's struct accdma_ioc_word.
+ *
+ * Return: 0 (woken, or the word differs), -ETIMEDOUT, -EINTR, -EINVAL, -EFAULT.
+ */
+long kj_wait(struct kj_file *f, void __user *argp)
+{
+	struct accdma_ioc_word a;
+	u32 *word;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	word = kj_word(f, &a);
+	if (!word)
+		return -EINVAL;
+	return os_wait32(word, a.val, a.timeout_ns);
+}
+
+/**
+ * kj_wake() - ACCDMA_IOC_WAKE: wake every sleeper on the arena's word, a
+ * kernel engine or a process in kj_wait().
+ * @f: the file's state (joined).
+ * @argp: the user's struct accdma_ioc_word.
+ *
+ * Return: 0, -EINVAL, -EFAULT.
+ */
+long kj_wake(struct kj_file *f, void __user *argp)
+{
+	struct accdma_ioc_word a;
+	u32 *word;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	word = kj_word(f, &a);
+	if (!word || a.val || a.timeout_ns)
+		return -EINVAL;
+	os_wake32(word);
+	return 0;
+}
+
+/**
+ * kj_release() - the file's last reference is gone (the process closed it
+ * and unmapped, or died): its devices are lost to their partners.
+ * @f: the file's state.
+ */
+void kj_release(struct kj_file *f)
+{
+	struct kj_world *w = f->w;
+	u32 d;
+
+	if (!w)
+		return;
+	mutex_lock(&kj_lock);
+	for (d = f->first; d < f->first + f->count; d++) {
+		u32 alive = Q_DEV_ALIVE;
+
+		/* a process that closed its world said so already (CLOSED) */
+		os_cas(&q_dev(&w->kw.a, d)->lost, &alive, Q_DEV_LOST_DIED, OS_SEQ_CST,
+		       OS_RELAXED);
+	}
+	kj_kill(w);
+	mutex_unlock(&kj_lock);
+	f->w = NULL;
+	kref_put(&w->ref, kj_world_free);
+}
+
+/* A page of the world: the arena, then each device's memory (vmalloc'd). */
+static vm_fault_t kj_fault(struct vm_fault *vmf)
+{
+	struct kj_world *w = vmf->vma->vm_private_data;
+	unsigned long pg = vmf->pgoff;
+	struct page *page;
+	char *kaddr;
+
+	if (pg < w->arena_pages) {
+		kaddr = (char *)w->kw.a.sh + (pg << PAGE_SHIFT);
+	} else {
+		pg -= w->arena_pages;
+		if (pg / w->seg_pages >= w->kw.a.g.ndev)
+			return VM_FAULT_SIGBUS;
+		kaddr = w->kw.devs[pg / w->seg_pages].seg + ((pg % w->seg_pages) << PAGE_SHIFT);
+	}
+	page = vmalloc_to_page(kaddr);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct kj_vm_ops = {
+	.fault = kj_fault,
+};
+
+/**
+ * kj_mmap() - map the arena, or this file's own devices' memory: never
+ * another process's device memory.
+ * @f: the file's state (joined).
+ * @vma: the mapping: shared; it is not copied into a forked child
+ *       (VM_DONTCOPY), never grows and is left out of core dumps.
+ *
+ * Return: 0, -ENODEV (not joined), -EINVAL.
+ */
+int kj_mmap(struct kj_file *f, struct vm_area_struct *vma)
+{
+	struct kj_world *w = f->w;
+	unsigned long start = vma->vm_pgoff, n = vma_pages(vma), lo, hi;
+
+	if (!w)
+		return -ENODEV;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	lo = w->arena_pages + (unsigned long)f->first * w->seg_pages;
+	hi = lo + (unsigned long)f->count * w->seg_pages;
+	if (!(start + n <= w->arena_pages && start + n >= start) &&
+	    !(start >= lo && start <= hi && n <= hi - start))
+		return -EINVAL;
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_ops = &kj_vm_ops;
+	vma->vm_private_data = w;
+	return 0;
+}
