@@ -231,7 +231,7 @@ kmod:
 	@ls -l $(B)/kmod/accdma.ko
 
 # The user-space side of the module's checks, static for the VM's busybox initramfs.
-KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl $(B)/kmod/kmod-pair
+KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl $(B)/kmod/kmod-pair $(B)/queue-tester $(B)/accdma-run
 kmod-tests: $(KMOD_TEST_BINS)
 
 $(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h

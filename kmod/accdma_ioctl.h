@@ -80,7 +80,7 @@ struct accdma_ioc_selftest {
  * @size: in: sizeof(struct accdma_ioc_join).
  * @flags: in: 0.
  * @key: in: the job's rendezvous (worlds are per user and key).
- * @devices: in: devices of the world (2..max_devices).
+ * @devices: in: devices of the world (1..max_devices).
  * @queues: in: queues per device.
  * @engines: in: engine threads per device (1..max_engines).
  * @depth: in: slots per queue (a power of two).
@@ -88,7 +88,8 @@ struct accdma_ioc_selftest {
  * @first: in: this process's first device.
  * @count: in: its devices.
  * @pad: in: 0.
- * @mem_size: in: bytes of each device's memory (rounded up to pages).
+ * @mem_size: in: bytes of each device's memory (rounded up to pages, at most
+ *            the module's mem_max_mb: @seg_stride says what it gave).
  * @spin_ns: in: how long an idle engine spins before it sleeps.
  * @timeout_ns: in: how long to wait for the other devices to be claimed.
  * @arena_size: out: bytes of the arena's mapping.
@@ -135,16 +136,47 @@ struct accdma_ioc_word {
 	__u64 reserved;
 };
 
+/**
+ * struct accdma_ioc_call - ACCDMA_IOC_CALL: serve the engines' host calls
+ * (exec ops: a kernel engine cannot call a function of the process, so it
+ * asks, and waits for the answer). A thread of the library loops: answer
+ * the last call, sleep until an engine of one of this file's devices calls,
+ * run the exec the call names, and so on.
+ * @size: in: sizeof(struct accdma_ioc_call).
+ * @flags: in: ACCDMA_CALL_ANSWER (answer @dev's call with @result first),
+ *         ACCDMA_CALL_STOP (wake and end every CALL of this file: -ESHUTDOWN).
+ * @dev: in: the device answered; out: the device whose engine calls.
+ * @queue: out: the exec's queue.
+ * @handle: out: the exec's handle (its descriptor's, as the process wrote it).
+ * @result: in: 0 the function returned 0, 1 it failed, < 0 no such exec.
+ * @pad: in: 0.
+ * @reserved: in: zeros.
+ */
+struct accdma_ioc_call {
+	__u32 size;
+	__u32 flags;
+	__u32 dev;
+	__u32 queue;
+	__u64 handle;
+	__s32 result;
+	__u32 pad;
+	__u64 reserved[2];
+};
+#define ACCDMA_CALL_ANSWER 1u
+#define ACCDMA_CALL_STOP 2u
+
 #define ACCDMA_IOC_INFO _IOWR(ACCDMA_IOC_MAGIC, 0x00, struct accdma_ioc_info)
 #define ACCDMA_IOC_SELFTEST _IOWR(ACCDMA_IOC_MAGIC, 0x01, struct accdma_ioc_selftest)
 #define ACCDMA_IOC_JOIN _IOWR(ACCDMA_IOC_MAGIC, 0x02, struct accdma_ioc_join)
 #define ACCDMA_IOC_WAIT _IOW(ACCDMA_IOC_MAGIC, 0x03, struct accdma_ioc_word)
 #define ACCDMA_IOC_WAKE _IOW(ACCDMA_IOC_MAGIC, 0x04, struct accdma_ioc_word)
+#define ACCDMA_IOC_CALL _IOWR(ACCDMA_IOC_MAGIC, 0x05, struct accdma_ioc_call)
 
 /* No hidden padding, the same size on every ABI. */
 _Static_assert(sizeof(struct accdma_ioc_info) == 64, "accdma_ioc_info: 64 bytes");
 _Static_assert(sizeof(struct accdma_ioc_selftest) == 40, "accdma_ioc_selftest: 40 bytes");
 _Static_assert(sizeof(struct accdma_ioc_join) == 112, "accdma_ioc_join: 112 bytes");
 _Static_assert(sizeof(struct accdma_ioc_word) == 32, "accdma_ioc_word: 32 bytes");
+_Static_assert(sizeof(struct accdma_ioc_call) == 48, "accdma_ioc_call: 48 bytes");
 
 #endif /* ACCDMA_IOCTL_H */

@@ -84,6 +84,8 @@ static long accdma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kj_wait(file->private_data, argp);
 	case ACCDMA_IOC_WAKE:
 		return kj_wake(file->private_data, argp);
+	case ACCDMA_IOC_CALL:
+		return kj_call(file->private_data, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -20,6 +20,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -30,6 +31,29 @@
 #include "kmod/accdma_ioctl.h"
 #include "kmod/kjoin.h"
 #include "kmod/kworld.h"
+
+/* A host call's states: an engine asks, the process's thread takes and answers. */
+enum { KJ_CALL_IDLE, KJ_CALL_ASKED, KJ_CALL_TAKEN, KJ_CALL_ANSWERED };
+
+/**
+ * struct kj_call - one device's host call (an exec: the process runs it).
+ * @lock: the device's engines call one at a time.
+ * @answered: the engine waits here.
+ * @state: KJ_CALL_* (under the world's @call_lock).
+ * @queue: the exec's queue.
+ * @handle: its handle.
+ * @result: the answer.
+ * @gone: the device's process left: calls fail at once.
+ */
+struct kj_call {
+	struct mutex lock;
+	wait_queue_head_t answered;
+	u32 state;
+	u32 queue;
+	u64 handle;
+	int result;
+	bool gone;
+};
 
 /**
  * struct kj_world - a world processes join.
@@ -45,6 +69,9 @@
  * @owner: per device, claimed or not.
  * @dead: a member left: no more joins (under kj_lock).
  * @joined: woken when a device is claimed or a member leaves.
+ * @calls: per device, its host call.
+ * @call_lock: the calls' states.
+ * @calls_wq: the processes' call threads wait here for a call.
  */
 struct kj_world {
 	struct list_head node;
@@ -59,7 +86,17 @@ struct kj_world {
 	u8 *owner;
 	bool dead;
 	wait_queue_head_t joined;
+	struct kj_call *calls;
+	spinlock_t call_lock;
+	wait_queue_head_t calls_wq;
 };
+
+/* A device's memory is vmalloc'd whole at the join (a memfd's pages come
+ * when touched, these cannot: the engines need one kernel range), so a
+ * world asking for more (the library's default is 4 GiB) gets this much. */
+static uint mem_max_mb = 32;
+module_param(mem_max_mb, uint, 0644);
+MODULE_PARM_DESC(mem_max_mb, "most device memory a process's device gets, MiB (32)");
 
 /* The worlds taking joins, and every claim and leave. */
 static LIST_HEAD(kj_worlds);
@@ -70,6 +107,7 @@ static void kj_world_free(struct kref *ref)
 	struct kj_world *w = container_of(ref, struct kj_world, ref);
 
 	kw_close(&w->kw); /* stops every engine first */
+	kfree(w->calls);
 	kfree(w->owner);
 	kfree(w);
 }
@@ -89,38 +127,87 @@ static void kj_kill(struct kj_world *w)
 	wake_up_all(&w->joined);
 }
 
+/**
+ * kj_exec_run() - the engines' host call in a processes' world: ask the
+ * device's process to run the exec, and wait for its answer (the engine
+ * blocks as it would running the function itself, so a chain recv -> exec
+ * -> send runs as in user space). TASK_IDLE: an exec may take long.
+ * @ctx: the world.
+ * @dev: the device.
+ * @queue: the exec's queue.
+ * @handle: its handle, resolved (and checked) by the process.
+ *
+ * Return: 0 the function returned 0, 1 it failed or nobody serves the
+ * device, < 0 the process found no such exec.
+ */
+static int kj_exec_run(void *ctx, u32 dev, u32 queue, u64 handle)
+{
+	struct kj_world *w = ctx;
+	struct kj_call *c;
+	int rc = 1;
+
+	if (dev >= w->kw.a.g.ndev)
+		return -EINVAL;
+	c = &w->calls[dev];
+	mutex_lock(&c->lock);
+	spin_lock(&w->call_lock);
+	if (c->gone || !READ_ONCE(w->owner[dev])) {
+		spin_unlock(&w->call_lock);
+		goto out;
+	}
+	c->queue = queue;
+	c->handle = handle;
+	c->state = KJ_CALL_ASKED;
+	spin_unlock(&w->call_lock);
+	wake_up_all(&w->calls_wq);
+	wait_event_idle(c->answered, READ_ONCE(c->state) == KJ_CALL_ANSWERED || READ_ONCE(c->gone));
+	spin_lock(&w->call_lock);
+	if (c->state == KJ_CALL_ANSWERED)
+		rc = c->result;
+	c->state = KJ_CALL_IDLE;
+	spin_unlock(&w->call_lock);
+out:
+	mutex_unlock(&c->lock);
+	return rc;
+}
+
 /* @j's shape, checked: what kw_open() and the mappings rely on. */
 static int kj_shape(const struct accdma_ioc_join *j, struct kw_shape *s)
 {
-	u64 mem = PAGE_ALIGN(j->mem_size);
+	u64 mem = PAGE_ALIGN(min_t(u64, j->mem_size, (u64)mem_max_mb << 20));
 
-	if (j->devices < 2 || j->devices > Q_MAX_DEVICES || j->engines < 1 ||
+	if (j->devices < 1 || j->devices > Q_MAX_DEVICES || j->engines < 1 ||
 	    j->engines > Q_MAX_ENGINES || j->count < 1 || j->first >= j->devices ||
-	    j->count > j->devices - j->first || !j->mem_size || mem < j->mem_size ||
+	    j->count > j->devices - j->first || !mem ||
 	    mem > ((u64)totalram_pages() << PAGE_SHIFT) / 2 / j->devices)
 		return -EINVAL;
 	*s = (struct kw_shape){ .ndev = j->devices, .nq = j->queues, .engines = j->engines,
 				.depth = j->depth, .eager_max = j->eager_max, .mem_size = mem,
-				.spin_ns = j->spin_ns };
+				.spin_ns = j->spin_ns, .exec = kj_exec_run };
 	return 0;
 }
 
 static struct kj_world *kj_world_new(const struct kw_shape *s, u64 key)
 {
 	struct kj_world *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	struct kw_shape ks = *s;
+	u32 d;
 
 	if (!w)
 		return ERR_PTR(-ENOMEM);
 	w->owner = kcalloc(s->ndev, sizeof(*w->owner), GFP_KERNEL);
-	if (!w->owner) {
-		kfree(w);
-		return ERR_PTR(-ENOMEM);
+	w->calls = kcalloc(s->ndev, sizeof(*w->calls), GFP_KERNEL);
+	if (!w->owner || !w->calls)
+		goto fail;
+	for (d = 0; d < s->ndev; d++) {
+		mutex_init(&w->calls[d].lock);
+		init_waitqueue_head(&w->calls[d].answered);
 	}
-	if (kw_open(&w->kw, s)) {
-		kfree(w->owner);
-		kfree(w);
-		return ERR_PTR(-ENOMEM);
-	}
+	spin_lock_init(&w->call_lock);
+	init_waitqueue_head(&w->calls_wq);
+	ks.exec_ctx = w;
+	if (kw_open(&w->kw, &ks))
+		goto fail;
 	kref_init(&w->ref);
 	INIT_LIST_HEAD(&w->node);
 	init_waitqueue_head(&w->joined);
@@ -130,6 +217,11 @@ static struct kj_world *kj_world_new(const struct kw_shape *s, u64 key)
 	w->arena_pages = PAGE_ALIGN(w->kw.a.g.size) >> PAGE_SHIFT;
 	w->seg_pages = s->mem_size >> PAGE_SHIFT;
 	return w;
+fail:
+	kfree(w->calls);
+	kfree(w->owner);
+	kfree(w);
+	return ERR_PTR(-ENOMEM);
 }
 
 /**
@@ -268,6 +360,81 @@ long kj_wake(struct kj_file *f, void __user *argp)
 	return 0;
 }
 
+/* Under call_lock: take a call asked of one of @f's devices, into @a. */
+static bool kj_take(struct kj_world *w, struct kj_file *f, struct accdma_ioc_call *a)
+{
+	bool took = false;
+	u32 d;
+
+	spin_lock(&w->call_lock);
+	for (d = f->first; d < f->first + f->count && !took; d++) {
+		struct kj_call *c = &w->calls[d];
+
+		if (c->state != KJ_CALL_ASKED)
+			continue;
+		c->state = KJ_CALL_TAKEN;
+		a->dev = d;
+		a->queue = c->queue;
+		a->handle = c->handle;
+		took = true;
+	}
+	spin_unlock(&w->call_lock);
+	return took;
+}
+
+/**
+ * kj_call() - ACCDMA_IOC_CALL: answer the last host call, then wait for the
+ * next one of this file's devices.
+ * @f: the file's state (joined).
+ * @argp: the user's struct accdma_ioc_call.
+ *
+ * Return: 0 (a call is in @argp, or STOP was done), -ESHUTDOWN (STOP came
+ * while waiting), -EINVAL (bad arguments, or no call of @dev to answer),
+ * -ERESTARTSYS on a signal, -EFAULT.
+ */
+long kj_call(struct kj_file *f, void __user *argp)
+{
+	struct kj_world *w = f->w;
+	struct accdma_ioc_call a;
+	struct kj_call *c;
+	bool took = false;
+	int rc;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (!w || a.size != sizeof(a) || (a.flags & ~(ACCDMA_CALL_ANSWER | ACCDMA_CALL_STOP)) ||
+	    a.pad || memchr_inv(a.reserved, 0, sizeof(a.reserved)))
+		return -EINVAL;
+	if (a.flags & ACCDMA_CALL_STOP) {
+		WRITE_ONCE(f->call_stop, true);
+		wake_up_all(&w->calls_wq);
+		return 0;
+	}
+	if (a.flags & ACCDMA_CALL_ANSWER) {
+		if (a.dev < f->first || a.dev - f->first >= f->count)
+			return -EINVAL;
+		c = &w->calls[a.dev];
+		spin_lock(&w->call_lock);
+		rc = c->state == KJ_CALL_TAKEN ? 0 : -EINVAL;
+		if (!rc) {
+			c->result = clamp(a.result, -EINVAL, 1);
+			c->state = KJ_CALL_ANSWERED;
+		}
+		spin_unlock(&w->call_lock);
+		if (rc)
+			return rc;
+		wake_up_all(&c->answered);
+	}
+	/* the condition's last evaluation is the one that ended the wait */
+	rc = wait_event_interruptible(w->calls_wq,
+				      (took = kj_take(w, f, &a)) || READ_ONCE(f->call_stop));
+	if (rc)
+		return rc;
+	if (!took)
+		return -ESHUTDOWN;
+	return copy_to_user(argp, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
 /**
  * kj_release() - the file's last reference is gone (the process closed it
  * and unmapped, or died): its devices are lost to their partners.
@@ -287,6 +454,11 @@ void kj_release(struct kj_file *f)
 		/* a process that closed its world said so already (CLOSED) */
 		os_cas(&q_dev(&w->kw.a, d)->lost, &alive, Q_DEV_LOST_DIED, OS_SEQ_CST,
 		       OS_RELAXED);
+		/* nobody answers its engines' calls any more */
+		spin_lock(&w->call_lock);
+		w->calls[d].gone = true;
+		spin_unlock(&w->call_lock);
+		wake_up_all(&w->calls[d].answered);
 	}
 	kj_kill(w);
 	mutex_unlock(&kj_lock);

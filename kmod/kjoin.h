@@ -17,16 +17,19 @@ struct vm_area_struct;
  * @w: the world it joined, or NULL.
  * @first: its first device.
  * @count: its devices.
+ * @call_stop: ACCDMA_CALL_STOP came: its CALLs end.
  */
 struct kj_file {
 	struct kj_world *w;
 	u32 first;
 	u32 count;
+	bool call_stop;
 };
 
 long kj_join(struct kj_file *f, void __user *argp);
 long kj_wait(struct kj_file *f, void __user *argp);
 long kj_wake(struct kj_file *f, void __user *argp);
+long kj_call(struct kj_file *f, void __user *argp);
 int kj_mmap(struct kj_file *f, struct vm_area_struct *vma);
 void kj_release(struct kj_file *f);
 

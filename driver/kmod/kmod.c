@@ -18,6 +18,12 @@
  * the arena's words are redirected (os_wait_redirect()) to the WAIT and
  * WAKE ioctls. A kick is still a system call only when the engine sleeps:
  * q_engine_kick() wakes only a sleeper.
+ *
+ * exec, the one departure: a kernel engine cannot call a function of the
+ * process. It asks instead (a host call) and waits, and a thread of this
+ * library serves the calls (ACCDMA_IOC_CALL), running the function as the
+ * engine thread would have: a chain recv -> exec -> send still needs no
+ * host wait. The function runs on that thread, not on an engine's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,9 +66,13 @@ struct drv_kmod {
 	uint64_t stride;
 	int redirected;
 	struct km_heap *heaps;
+	pthread_t caller;
+	int caller_started;
 };
 
 #define drv_kmod(w) ((struct drv_kmod *)(w)->tp_state)
+
+static void km_stop(struct accdma_world *w);
 
 static void warn(const struct accdma_world *w, const char *what, int err)
 {
@@ -121,7 +131,8 @@ static int km_join(struct accdma_world *w, struct drv_kmod *s)
 	s->arena_len = j.arena_size;
 	s->stride = j.seg_stride;
 	s->mem_len = (uint64_t)w->nlocal * s->stride;
-	if (s->arena_len < w->a.g.size || s->stride < o->mem_size)
+	/* the module may give less memory than asked (its mem_max_mb) */
+	if (s->arena_len < w->a.g.size || !s->stride || s->stride > o->mem_size + KM_PAGE)
 		return -EPROTO;
 	void *a = mmap(NULL, s->arena_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (a == MAP_FAILED)
@@ -157,8 +168,8 @@ static int km_open(struct accdma_world *w)
 	w->tp_state = s;
 	if (o->rank < 0 || o->local_devices < 1 || o->rank >= o->num_devices ||
 	    o->local_devices > o->num_devices - o->rank || o->master_port <= 0 ||
-	    o->num_devices < 2 || !w->threaded || o->peer_timeout_ms < 1) {
-		warn(w, "needs a rank (RANK), MASTER_PORT, 2 devices or more and engine threads",
+	    !w->threaded || o->peer_timeout_ms < 1) {
+		warn(w, "needs a rank (RANK), MASTER_PORT and engine threads",
 		     EINVAL);
 		return -EINVAL;
 	}
@@ -205,6 +216,7 @@ static void km_close(struct accdma_world *w)
 
 	if (!s)
 		return;
+	km_stop(w);
 	if (w->a.sh && s->redirected) {
 		for (int d = w->first_local; d < w->first_local + w->nlocal; d++) {
 			uint32_t alive = Q_DEV_ALIVE;
@@ -230,6 +242,52 @@ static void km_close(struct accdma_world *w)
 	free(s->heaps);
 	free(s);
 	w->tp_state = NULL;
+}
+
+/* The host calls' server: answer the last call, take the next, run it. */
+static void *km_call_thread(void *arg)
+{
+	struct accdma_world *w = arg;
+	struct drv_kmod *s = drv_kmod(w);
+	struct accdma_ioc_call c = { .size = sizeof(c) };
+
+	for (;;) {
+		if (ioctl(s->fd, ACCDMA_IOC_CALL, &c)) {
+			if (errno != EINTR)
+				break; /* ESHUTDOWN: the world closes */
+			c.flags = 0; /* an answer given went through before the wait */
+			continue;
+		}
+		c.result = drv_exec_run(w, c.dev, c.queue, c.handle);
+		c.flags = ACCDMA_CALL_ANSWER;
+	}
+	return NULL;
+}
+
+static int km_start(struct accdma_world *w)
+{
+	struct drv_kmod *s = drv_kmod(w);
+	int rc = pthread_create(&s->caller, NULL, km_call_thread, w);
+
+	if (rc)
+		return -rc;
+	pthread_setname_np(s->caller, "accdma-call");
+	s->caller_started = 1;
+	return 0;
+}
+
+/* Before the world goes: no more host calls served (pending ones fail once
+ * the file is released). */
+static void km_stop(struct accdma_world *w)
+{
+	struct drv_kmod *s = drv_kmod(w);
+	struct accdma_ioc_call c = { .size = sizeof(c), .flags = ACCDMA_CALL_STOP };
+
+	if (!s || !s->caller_started)
+		return;
+	ioctl(s->fd, ACCDMA_IOC_CALL, &c);
+	pthread_join(s->caller, NULL);
+	s->caller_started = 0;
 }
 
 static uint64_t page_up(uint64_t v)
@@ -312,6 +370,8 @@ const struct drv_transport drv_transport_kmod = {
 	.shared_arena = 1,
 	.kernel_engines = 1,
 	.open = km_open,
+	.start = km_start,
+	.stop = km_stop,
 	.close = km_close,
 	.mem_alloc = km_mem_alloc,
 	.mem_free = km_mem_free,

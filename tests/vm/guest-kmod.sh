@@ -10,6 +10,8 @@
 #    8-byte ping-pong, 1 MiB each way, a forked child without the mapping
 #  - kill: a rank killed with a send in flight; its partner gets PEER_LOST
 #  - scribble: a rank writes junk over all it mapped; the kernel lives on
+#  - qt-kmod-N: queue-tester's scenarios (tests/scenarios) with -t kmod
+#    through accdma-run, one process per device, N = 2 and 4
 #  - rmmod-mapped: rmmod fails while a world is open, succeeds after
 #  - load-unload: KMOD_LOADS (100) loads and unloads
 # Each test is a function run by vmtest (a time limit, PASS/FAIL markers);
@@ -97,6 +99,10 @@ if insmod "$KO"; then
 	vmtest pair pair_bench
 	vmtest kill kmod-pair kill
 	vmtest scribble kmod-pair scribble
+	for _n in 2 4; do
+		vmtest qt-kmod-$_n env ACCDMA_TRANSPORT=kmod accdma-run -n $_n -- \
+			queue-tester -t kmod /vmtest/files/scenarios
+	done
 	vmtest rmmod-mapped rmmod_mapped
 	loaded && rmmod accdma
 fi

@@ -7,7 +7,9 @@
  *
  *   kmod-pair pair [ROUNDS]  8-byte ping-pong (median round: a VMBENCH line),
  *                            1 MiB each way (rendezvous) with its bytes
- *                            checked; a child forked after the join gets no
+ *                            checked; recv -> exec -> send on rank 1 with no
+ *                            host wait (the exec a host call the library
+ *                            serves); a child forked after the join gets no
  *                            mapping (its read of device memory faults)
  *   kmod-pair kill           rank 0 posts a 1 MiB send and is killed (SIGKILL);
  *                            rank 1's pending recv completes PEER_LOST
@@ -67,6 +69,42 @@ static enum accdma_status xfer(accdma_world *w, accdma_queue *q, int send, int p
 	return st;
 }
 
+static int inc8(void *p)
+{
+	uint8_t *b = p;
+
+	for (int i = 0; i < 8; i++)
+		b[i]++;
+	return 0;
+}
+
+/* Rank 1 receives 8 bytes, adds 1 to each in an exec chained on the recv,
+ * and sends them back chained on the exec, waiting only for the send. */
+static void chain(accdma_world *w, accdma_queue *q, accdma_key small, uint8_t *s)
+{
+	accdma_token t[3];
+	enum accdma_status st;
+
+	if (rank == 0) {
+		memset(s, 41, 8);
+		if (xfer(w, q, 1, 1, 4, small, 8, 10000) != ACCDMA_OK ||
+		    xfer(w, q, 0, 1, 5, small, 8, 10000) != ACCDMA_OK)
+			die("chain: rank 0's ops failed");
+		for (int i = 0; i < 8; i++)
+			if (s[i] != 42)
+				die("chain: got %d, not 42", s[i]);
+		return;
+	}
+	ok(accdma_recv(q, 0, 4, small, 0, 8, NULL, 0, &t[0]), "recv");
+	ok(accdma_exec(q, inc8, s, &t[0], 1, &t[1]), "exec");
+	ok(accdma_send(q, 0, 5, small, 0, 8, &t[1], 1, &t[2]), "send");
+	ok(accdma_release(w, t[0]), "release");
+	ok(accdma_release(w, t[1]), "release");
+	ok(accdma_wait(w, t[2], 10000, &st), "wait");
+	if (st != ACCDMA_OK)
+		die("chain: the send ended %s", accdma_status_str(st));
+}
+
 static int run_pair(accdma_world *w, accdma_queue *q, int rounds)
 {
 	int peer = 1 - rank;
@@ -107,8 +145,10 @@ static int run_pair(accdma_world *w, accdma_queue *q, int rounds)
 				if (b[i] != (uint8_t)(i * 7 + dir))
 					die("1 MiB, direction %d: byte %u wrong", dir, i);
 	}
-	/* a forked child has no mapping: its read faults */
-	if (rank == 0) {
+	chain(w, q, small, s);
+	/* a forked child has no mapping: its read faults (a shm segment, a
+	 * shared memfd mapping, is inherited) */
+	if (rank == 0 && !strcmp(getenv("ACCDMA_TRANSPORT"), "kmod")) {
 		pid_t c = fork();
 		int ws;
 

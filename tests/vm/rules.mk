@@ -28,4 +28,5 @@ check-vm-smoke:
 check-kmod:
 	@$(MAKE) --no-print-directory kmod kmod-tests KVER=$(VM_KVER)
 	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(KMOD_TEST_BINS)" \
+	  EXTRA_FILES="tests/scenarios" \
 	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
