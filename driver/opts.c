@@ -111,7 +111,8 @@ static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
 		rc |= env_i64(which, 1, Q_MAX_DEVICES, &size);
 	if (rank >= 0 && rank * o->local_devices < Q_MAX_DEVICES)
 		o->rank = (int)(rank * o->local_devices);
-	if (size > 0 && !ndev_from_env && o->transport == ACCDMA_TRANSPORT_SHM &&
+	if (size > 0 && !ndev_from_env &&
+	    (o->transport == ACCDMA_TRANSPORT_SHM || o->transport == ACCDMA_TRANSPORT_KMOD) &&
 	    size * o->local_devices <= Q_MAX_DEVICES)
 		o->num_devices = (int)(size * o->local_devices);
 	if (getenv("MASTER_ADDR") && *getenv("MASTER_ADDR"))

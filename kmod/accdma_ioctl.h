@@ -139,13 +139,13 @@ struct accdma_ioc_word {
 /**
  * struct accdma_ioc_call - ACCDMA_IOC_CALL: serve the engines' host calls
  * (exec ops: a kernel engine cannot call a function of the process, so it
- * asks, and waits for the answer). A thread of the library loops: answer
- * the last call, sleep until an engine of one of this file's devices calls,
+ * asks, and waits for the answer). A thread of the library per device
+ * loops: answer the last call, sleep until an engine of its device calls,
  * run the exec the call names, and so on.
  * @size: in: sizeof(struct accdma_ioc_call).
  * @flags: in: ACCDMA_CALL_ANSWER (answer @dev's call with @result first),
  *         ACCDMA_CALL_STOP (wake and end every CALL of this file: -ESHUTDOWN).
- * @dev: in: the device answered; out: the device whose engine calls.
+ * @dev: in: the device served (one of this file's; STOP: any).
  * @queue: out: the exec's queue.
  * @handle: out: the exec's handle (its descriptor's, as the process wrote it).
  * @result: in: 0 the function returned 0, 1 it failed, < 0 no such exec.

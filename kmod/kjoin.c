@@ -174,13 +174,17 @@ out:
 /* @j's shape, checked: what kw_open() and the mappings rely on. */
 static int kj_shape(const struct accdma_ioc_join *j, struct kw_shape *s)
 {
-	u64 mem = PAGE_ALIGN(min_t(u64, j->mem_size, (u64)mem_max_mb << 20));
+	u64 mem;
 
 	if (j->devices < 1 || j->devices > Q_MAX_DEVICES || j->engines < 1 ||
 	    j->engines > Q_MAX_ENGINES || j->count < 1 || j->first >= j->devices ||
-	    j->count > j->devices - j->first || !mem ||
-	    mem > ((u64)totalram_pages() << PAGE_SHIFT) / 2 / j->devices)
+	    j->count > j->devices - j->first || !j->mem_size)
 		return -EINVAL;
+	/* at most mem_max_mb a device, and a quarter of the RAM for the world */
+	mem = min_t(u64, j->mem_size, (u64)mem_max_mb << 20);
+	mem = PAGE_ALIGN(min_t(u64, mem, ((u64)totalram_pages() << PAGE_SHIFT) / 4 / j->devices));
+	if (!mem)
+		return -ENOMEM;
 	*s = (struct kw_shape){ .ndev = j->devices, .nq = j->queues, .engines = j->engines,
 				.depth = j->depth, .eager_max = j->eager_max, .mem_size = mem,
 				.spin_ns = j->spin_ns, .exec = kj_exec_run };
@@ -360,20 +364,15 @@ long kj_wake(struct kj_file *f, void __user *argp)
 	return 0;
 }
 
-/* Under call_lock: take a call asked of one of @f's devices, into @a. */
-static bool kj_take(struct kj_world *w, struct kj_file *f, struct accdma_ioc_call *a)
+/* Take the call asked of device @a->dev, if any, into @a. */
+static bool kj_take(struct kj_world *w, struct accdma_ioc_call *a)
 {
+	struct kj_call *c = &w->calls[a->dev];
 	bool took = false;
-	u32 d;
 
 	spin_lock(&w->call_lock);
-	for (d = f->first; d < f->first + f->count && !took; d++) {
-		struct kj_call *c = &w->calls[d];
-
-		if (c->state != KJ_CALL_ASKED)
-			continue;
+	if (c->state == KJ_CALL_ASKED) {
 		c->state = KJ_CALL_TAKEN;
-		a->dev = d;
 		a->queue = c->queue;
 		a->handle = c->handle;
 		took = true;
@@ -383,8 +382,9 @@ static bool kj_take(struct kj_world *w, struct kj_file *f, struct accdma_ioc_cal
 }
 
 /**
- * kj_call() - ACCDMA_IOC_CALL: answer the last host call, then wait for the
- * next one of this file's devices.
+ * kj_call() - ACCDMA_IOC_CALL: answer device @dev's last host call, then
+ * wait for its next one (a thread per device: one device's exec that blocks
+ * holds no other device's).
  * @f: the file's state (joined).
  * @argp: the user's struct accdma_ioc_call.
  *
@@ -410,10 +410,10 @@ long kj_call(struct kj_file *f, void __user *argp)
 		wake_up_all(&w->calls_wq);
 		return 0;
 	}
+	if (a.dev < f->first || a.dev - f->first >= f->count)
+		return -EINVAL;
+	c = &w->calls[a.dev];
 	if (a.flags & ACCDMA_CALL_ANSWER) {
-		if (a.dev < f->first || a.dev - f->first >= f->count)
-			return -EINVAL;
-		c = &w->calls[a.dev];
 		spin_lock(&w->call_lock);
 		rc = c->state == KJ_CALL_TAKEN ? 0 : -EINVAL;
 		if (!rc) {
@@ -427,7 +427,7 @@ long kj_call(struct kj_file *f, void __user *argp)
 	}
 	/* the condition's last evaluation is the one that ended the wait */
 	rc = wait_event_interruptible(w->calls_wq,
-				      (took = kj_take(w, f, &a)) || READ_ONCE(f->call_stop));
+				      (took = kj_take(w, &a)) || READ_ONCE(f->call_stop));
 	if (rc)
 		return rc;
 	if (!took)

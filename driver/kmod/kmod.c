@@ -23,7 +23,8 @@
  * process. It asks instead (a host call) and waits, and a thread of this
  * library serves the calls (ACCDMA_IOC_CALL), running the function as the
  * engine thread would have: a chain recv -> exec -> send still needs no
- * host wait. The function runs on that thread, not on an engine's.
+ * host wait. The function runs on that thread (one per local device), not
+ * on an engine's; a device's execs run one at a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,13 @@
 
 #define KM_PAGE 4096ull
 #define KM_DEVICE "/dev/" ACCDMA_DEVICE_NAME
+
+/** struct km_caller - the thread serving one local device's host calls. */
+struct km_caller {
+	struct accdma_world *w;
+	uint32_t dev;
+	pthread_t thread;
+};
 
 /** struct km_heap - free extents of one local device's memory (first fit, sorted). */
 struct km_heap {
@@ -66,8 +74,8 @@ struct drv_kmod {
 	uint64_t stride;
 	int redirected;
 	struct km_heap *heaps;
-	pthread_t caller;
-	int caller_started;
+	struct km_caller *callers;
+	int ncallers;
 };
 
 #define drv_kmod(w) ((struct drv_kmod *)(w)->tp_state)
@@ -98,12 +106,12 @@ static void km_wake(void *ctx, size_t off)
 	ioctl(s->fd, ACCDMA_IOC_WAKE, &a);
 }
 
-static int km_join(struct accdma_world *w, struct drv_kmod *s)
+static int km_join(struct accdma_world *w, struct drv_kmod *s, uint64_t key)
 {
 	const struct accdma_world_opts *o = &w->opts;
 	struct accdma_ioc_join j = {
 		.size = sizeof(j),
-		.key = (uint64_t)o->master_port,
+		.key = key,
 		.devices = (uint32_t)o->num_devices,
 		.queues = (uint32_t)o->queues,
 		.engines = (uint32_t)o->engines,
@@ -153,37 +161,51 @@ static int km_join(struct accdma_world *w, struct drv_kmod *s)
  * and each local device's segment; other devices' memory is not mapped here
  * (the kernel's engines copy between devices).
  * @w: the world being opened.
- * Return: 0; -EINVAL (no rank or MASTER_PORT, polled devices); -ENODEV (no
+ * Without a launcher (no rank) the process drives every device of a world
+ * of its own. Return: 0; -EINVAL (a rank but no MASTER_PORT); -ENODEV (no
  * /dev/accdma: modprobe accdma); -ETIMEDOUT; other negative errnos.
  */
 static int km_open(struct accdma_world *w)
 {
+	static _Atomic uint32_t solo_worlds;
 	const struct accdma_world_opts *o = &w->opts;
 	struct drv_kmod *s = calloc(1, sizeof(*s));
+	uint64_t key = (uint64_t)o->master_port;
 	int rc;
 
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
 	w->tp_state = s;
-	if (o->rank < 0 || o->local_devices < 1 || o->rank >= o->num_devices ||
-	    o->local_devices > o->num_devices - o->rank || o->master_port <= 0 ||
-	    !w->threaded || o->peer_timeout_ms < 1) {
-		warn(w, "needs a rank (RANK), MASTER_PORT and engine threads",
-		     EINVAL);
+	if (o->peer_timeout_ms < 1)
 		return -EINVAL;
+	/* The module has no polled devices: engines = 0 runs one engine thread
+	 * per device (w->opts.engines is 1 then), kicked as any other. */
+	w->threaded = 1;
+	if (o->rank < 0) {
+		/* No launcher: this process drives every device of a world of its
+		 * own (a key no port takes), as over local, the engines in the module. */
+		w->first_local = 0;
+		w->nlocal = o->num_devices;
+		key = 1ull << 63 | (uint64_t)getpid() << 24 |
+		      (atomic_fetch_add(&solo_worlds, 1) & 0xffffff);
+	} else if (o->local_devices < 1 || o->rank >= o->num_devices ||
+		   o->local_devices > o->num_devices - o->rank || o->master_port <= 0) {
+		warn(w, "a rank (RANK) in the world and MASTER_PORT, as accdma-run sets", EINVAL);
+		return -EINVAL;
+	} else {
+		w->first_local = o->rank;
+		w->nlocal = o->local_devices;
 	}
 	/* The engines are the module's threads; a waiting host only sleeps. */
 	w->host_poll = 0;
-	w->first_local = o->rank;
-	w->nlocal = o->local_devices;
 	s->fd = open(KM_DEVICE, O_RDWR | O_CLOEXEC);
 	if (s->fd < 0) {
 		rc = errno == ENOENT ? -ENODEV : -errno;
 		warn(w, "cannot open " KM_DEVICE " (modprobe accdma)", -rc);
 		return rc;
 	}
-	rc = km_join(w, s);
+	rc = km_join(w, s, key);
 	if (rc)
 		return rc;
 	rc = os_wait_redirect(w->a.sh, w->a.g.size, km_wait, km_wake, s);
@@ -244,12 +266,15 @@ static void km_close(struct accdma_world *w)
 	w->tp_state = NULL;
 }
 
-/* The host calls' server: answer the last call, take the next, run it. */
+/* A device's host calls' server: answer the last call, take the next, run
+ * it. One per device, as each device has its own engine threads: one
+ * device's exec that blocks holds no other device's. */
 static void *km_call_thread(void *arg)
 {
-	struct accdma_world *w = arg;
+	struct km_caller *k = arg;
+	struct accdma_world *w = k->w;
 	struct drv_kmod *s = drv_kmod(w);
-	struct accdma_ioc_call c = { .size = sizeof(c) };
+	struct accdma_ioc_call c = { .size = sizeof(c), .dev = k->dev };
 
 	for (;;) {
 		if (ioctl(s->fd, ACCDMA_IOC_CALL, &c)) {
@@ -258,7 +283,7 @@ static void *km_call_thread(void *arg)
 			c.flags = 0; /* an answer given went through before the wait */
 			continue;
 		}
-		c.result = drv_exec_run(w, c.dev, c.queue, c.handle);
+		c.result = drv_exec_run(w, k->dev, c.queue, c.handle);
 		c.flags = ACCDMA_CALL_ANSWER;
 	}
 	return NULL;
@@ -267,12 +292,22 @@ static void *km_call_thread(void *arg)
 static int km_start(struct accdma_world *w)
 {
 	struct drv_kmod *s = drv_kmod(w);
-	int rc = pthread_create(&s->caller, NULL, km_call_thread, w);
 
-	if (rc)
-		return -rc;
-	pthread_setname_np(s->caller, "accdma-call");
-	s->caller_started = 1;
+	s->callers = calloc((size_t)w->nlocal, sizeof(*s->callers));
+	if (!s->callers)
+		return -ENOMEM;
+	for (int i = 0; i < w->nlocal; i++) {
+		struct km_caller *k = &s->callers[i];
+		int rc;
+
+		k->w = w;
+		k->dev = (uint32_t)(w->first_local + i);
+		rc = pthread_create(&k->thread, NULL, km_call_thread, k);
+		if (rc)
+			return -rc; /* the caller closes the world: km_stop() joins the others */
+		pthread_setname_np(k->thread, "accdma-call");
+		s->ncallers++;
+	}
 	return 0;
 }
 
@@ -283,11 +318,14 @@ static void km_stop(struct accdma_world *w)
 	struct drv_kmod *s = drv_kmod(w);
 	struct accdma_ioc_call c = { .size = sizeof(c), .flags = ACCDMA_CALL_STOP };
 
-	if (!s || !s->caller_started)
+	if (!s || !s->callers)
 		return;
 	ioctl(s->fd, ACCDMA_IOC_CALL, &c);
-	pthread_join(s->caller, NULL);
-	s->caller_started = 0;
+	for (int i = 0; i < s->ncallers; i++)
+		pthread_join(s->callers[i].thread, NULL);
+	free(s->callers);
+	s->callers = NULL;
+	s->ncallers = 0;
 }
 
 static uint64_t page_up(uint64_t v)

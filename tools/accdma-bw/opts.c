@@ -75,7 +75,7 @@ static void usage(FILE *f)
 		"  -n, --iters N         timed iterations per size (default: ~1 GiB per device, 20..200000)\n"
 		"  -w, --warmup N        warm-up iterations (default iters/10, at most 2000)\n"
 		"  -d, --devices N       devices (default 2; shm: the world size, e.g. from accdma-run)\n"
-		"  -t, --transport T     local | shm | loop (default: ACCDMA_TRANSPORT, else local: all\n"
+		"  -t, --transport T     local | shm | kmod | loop (default: ACCDMA_TRANSPORT, else local: all\n"
 		"                        devices in this process). loop: as local, each device a host of its\n"
 		"                        own, joined by messages. shm: accdma-run -n N -- accdma-bw ...; every rank\n"
 		"                        drives its own devices, rank 0 prints\n"
