@@ -12,6 +12,8 @@
 #  - scribble: a rank writes junk over all it mapped; the kernel lives on
 #  - qt-kmod-N: queue-tester's scenarios (tests/scenarios) with -t kmod
 #    through accdma-run, one process per device, N = 2 and 4
+#  - the cmocka tests in /vmtest/files/kmod-tests.list, with
+#    ACCDMA_TRANSPORT=kmod (each opens its worlds through the module)
 #  - rmmod-mapped: rmmod fails while a world is open, succeeds after
 #  - load-unload: KMOD_LOADS (100) loads and unloads
 # Each test is a function run by vmtest (a time limit, PASS/FAIL markers);
@@ -66,6 +68,25 @@ pair_bench() {
 	return $_rc
 }
 
+# The listed cmocka tests: one per line, `[VMTEST_TIMEOUT=SECS] PATH`
+# (shipped as /vmtest/bin/NAME), run with ACCDMA_TRANSPORT=kmod.
+run_list() {
+	[ -s /vmtest/files/kmod-tests.list ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' /vmtest/files/kmod-tests.list |
+	while read -r _prog _rest; do
+		_limit=$VMTEST_TIMEOUT
+		case $_prog in
+		VMTEST_TIMEOUT=*)
+			_limit=${_prog#*=}
+			_prog=$_rest
+			;;
+		esac
+		_prog=$(basename "$_prog")
+		VMTEST_TIMEOUT=$_limit vmtest "$_prog" env ACCDMA_TRANSPORT=kmod "/vmtest/bin/$_prog" \
+			< /dev/null
+	done
+}
+
 # a world open (files and mappings) keeps the module; it unloads after
 rmmod_mapped() {
 	kmod-pair hold 3 &
@@ -95,7 +116,8 @@ vmtest ioctl ioctl_checks
 loaded && rmmod accdma
 vmtest rmmod-busy rmmod_busy
 loaded && rmmod accdma
-if insmod "$KO"; then
+# mem_max_mb=128: test_split_copy's regions are 33 MiB
+if insmod "$KO" mem_max_mb=128; then
 	vmtest pair pair_bench
 	vmtest kill kmod-pair kill
 	vmtest scribble kmod-pair scribble
@@ -103,6 +125,7 @@ if insmod "$KO"; then
 		vmtest qt-kmod-$_n env ACCDMA_TRANSPORT=kmod accdma-run -n $_n -- \
 			queue-tester -t kmod /vmtest/files/scenarios
 	done
+	run_list
 	vmtest rmmod-mapped rmmod_mapped
 	loaded && rmmod accdma
 fi

@@ -24,9 +24,15 @@ check-verbs: $(VERBS_TEST_BINS)
 check-vm-smoke:
 	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
 
+# The cmocka tests that run with ACCDMA_TRANSPORT=kmod (tests/vm/kmod-tests.list).
+KMOD_LIST := tests/vm/kmod-tests.list
+KMOD_LIST_BINS := $(shell sed -e 's/\#.*//' $(KMOD_LIST) | \
+                    awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
+
 # The module builds against the guest's kernel, whatever the host runs.
-check-kmod:
+check-kmod: $(KMOD_LIST_BINS)
 	@$(MAKE) --no-print-directory kmod kmod-tests KVER=$(VM_KVER)
-	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(KMOD_TEST_BINS)" \
-	  EXTRA_FILES="tests/scenarios" \
+	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" \
+	  EXTRA_BINS="$(KMOD_TEST_BINS) $(KMOD_LIST_BINS)" \
+	  EXTRA_FILES="tests/scenarios $(KMOD_LIST)" \
 	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
