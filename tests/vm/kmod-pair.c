@@ -17,7 +17,8 @@
  *                            /dev/accdma it has mapped while both post;
  *                            rank 1 must end (any status) and the kernel live
  *   kmod-pair hold SECS      both ranks hold the world open SECS seconds
- * KMOD_PAIR_TRANSPORT=shm runs the same over shm (a benchmark's reference).
+ * KMOD_PAIR_TRANSPORT=shm runs the same over shm (a benchmark's reference);
+ * KMOD_PAIR_NOTE=WORD tags the VMBENCH line.
  * Exits 0 on success.
  */
 #include <signal.h>
@@ -127,8 +128,9 @@ static int run_pair(accdma_world *w, accdma_queue *q, int rounds)
 	}
 	qsort(lat, (size_t)rounds, sizeof(*lat), cmp_double);
 	if (rank == 0)
-		printf("VMBENCH kmod-pair round8-%s %.1f us (median of %d)\n",
-		       getenv("ACCDMA_TRANSPORT"), lat[rounds / 2], rounds);
+		printf("VMBENCH kmod-pair round8-%s%s%s %.1f us (median of %d)\n",
+		       getenv("ACCDMA_TRANSPORT"), getenv("KMOD_PAIR_NOTE") ? "-" : "",
+		       getenv("KMOD_PAIR_NOTE") ?: "", lat[rounds / 2], rounds);
 	/* 1 MiB each way: a rendezvous, the receiver's engine copying */
 	for (int dir = 0; dir < 2; dir++) {
 		int sender = dir;

@@ -32,7 +32,7 @@ KMOD_LIST_BINS := $(shell sed -e 's/\#.*//' $(KMOD_LIST) | \
 # The module builds against the guest's kernel, whatever the host runs.
 check-kmod: $(KMOD_LIST_BINS)
 	@$(MAKE) --no-print-directory kmod kmod-tests KVER=$(VM_KVER)
-	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" \
+	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-900} EXTRA_KO="$(B)/kmod/accdma.ko" \
 	  EXTRA_BINS="$(KMOD_TEST_BINS) $(KMOD_LIST_BINS)" \
 	  EXTRA_FILES="tests/scenarios $(KMOD_LIST)" \
 	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
