@@ -187,7 +187,9 @@ static int kj_shape(const struct accdma_ioc_join *j, struct kw_shape *s)
 		return -ENOMEM;
 	*s = (struct kw_shape){ .ndev = j->devices, .nq = j->queues, .engines = j->engines,
 				.depth = j->depth, .eager_max = j->eager_max, .mem_size = mem,
-				.spin_ns = j->spin_ns, .exec = kj_exec_run };
+				/* an engine spins preemptibly, but not for long */
+				.spin_ns = min_t(u64, j->spin_ns, 10 * NSEC_PER_MSEC),
+				.exec = kj_exec_run };
 	return 0;
 }
 
@@ -297,9 +299,10 @@ long kj_join(struct kj_file *f, void __user *argp)
 						READ_ONCE(w->claimed) == s.ndev || READ_ONCE(w->dead),
 						nsecs_to_jiffies(j.timeout_ns));
 	/* A member that never came, or left: the world cannot run. The file
-	 * leaves on release; the caller closes it. */
+	 * leaves on release; the caller closes it. A signal is EINTR, not a
+	 * restart: the claim is made, a second JOIN would be EBUSY. */
 	if (left < 0)
-		return left;
+		return -EINTR;
 	if (READ_ONCE(w->dead))
 		return -EPIPE;
 	if (!left)
@@ -339,6 +342,9 @@ long kj_wait(struct kj_file *f, void __user *argp)
 	word = kj_word(f, &a);
 	if (!word)
 		return -EINVAL;
+	/* past an hour is forever: no deadline overflows */
+	if (a.timeout_ns > 3600 * NSEC_PER_SEC)
+		a.timeout_ns = -1;
 	return os_wait32(word, a.val, a.timeout_ns);
 }
 
