@@ -4,6 +4,7 @@
 #   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
 #                         programs tests/vm/verbs-tests.list names
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
+#   make bench-kmod       accdma-bw over shm and over kmod in one boot (VMBENCH lines)
 #   make check-kmod       the kernel module's suite: tests/vm/guest-kmod.sh with
 #                         accdma.ko and its user-space tests (make kmod kmod-tests)
 VM_OUT     := $(B)/vm
@@ -16,7 +17,7 @@ VERBS_LIST := tests/vm/verbs-tests.list
 VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
                      awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
-.PHONY: check-verbs check-vm-smoke check-kmod
+.PHONY: check-verbs check-vm-smoke check-kmod bench-kmod
 check-verbs: $(VERBS_TEST_BINS)
 	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS)" EXTRA_FILES="$(VERBS_LIST)" \
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
@@ -36,3 +37,8 @@ check-kmod: $(KMOD_LIST_BINS)
 	  EXTRA_BINS="$(KMOD_TEST_BINS) $(KMOD_LIST_BINS)" \
 	  EXTRA_FILES="tests/scenarios $(KMOD_LIST)" \
 	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
+
+bench-kmod: $(B)/accdma-bw $(B)/accdma-run
+	@$(MAKE) --no-print-directory kmod KVER=$(VM_KVER)
+	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(B)/accdma-bw $(B)/accdma-run" \
+	  bash tests/vm/suite.sh kmod-bench tests/vm/guest-kmod-bench.sh
