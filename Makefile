@@ -59,13 +59,21 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(LTO) -Wall -Wextra -Werror -fPIC -pt
             -Iinclude -I.
 LDFLAGS  += -pthread $(SANFLAGS) $(LTO)
 LIBS     := -lnuma
+# The verbs transport needs libibverbs (rdma-core's libibverbs-dev); without it
+# ACCDMA_TRANSPORT=verbs is -EPROTONOSUPPORT.
+HAVE_VERBS := $(if $(wildcard /usr/include/infiniband/verbs.h),1,)
+ifeq ($(HAVE_VERBS),1)
+CFLAGS   += -DACCDMA_HAVE_VERBS
+LIBS     += -libverbs
+endif
 TEST_LIBS := -lcmocka
 
 # queue/os_kernel*.c: the OS header's kernel implementation, for the module only (Kbuild)
-LIB_SRCS := $(filter-out queue/os_kernel%,$(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
+LIB_SRCS := $(filter-out queue/os_kernel% $(if $(HAVE_VERBS),,driver/verbs/%),\
+              $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
-TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_SRCS := $(filter-out $(if $(HAVE_VERBS),,tests/test_verbs.c),$(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
@@ -139,7 +147,7 @@ check-unit: $(RUN_TESTS)
 # (every device a host of its own, joined by an in-process message link: driver/loop/), then
 # queue-tester's suite over it. Left out: white-box tests of the in-memory paths (ring room
 # to the position, a handoff to a busy engine, a dropped doorbell), which a link does not have.
-LOOP_TESTS := test_bad_input test_barrier_permute_helper test_cancel test_close_wait \
+LOOP_TESTS := test_any_source test_bad_input test_barrier_permute_helper test_cancel test_close_wait \
               test_eager_basic test_eager_fail test_eager_ring test_eager_stress test_exec_chain \
               test_fail_chain test_fault test_fence test_handoff_fail test_handoff_pair \
               test_handoff_ring test_matching test_many_devices test_mem_free test_permute \
@@ -192,7 +200,8 @@ install: $(B)/libaccdma.a $(B)/libaccdma.so $(TOOLS:%=$(B)/%)
 	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so.$(SOVER)
 	ln -sf libaccdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libaccdma.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
-	  -e 's|^includedir=.*|includedir=$(INCDIR)|' accdma.pc.in \
+	  -e 's|^includedir=.*|includedir=$(INCDIR)|' -e 's|^Libs.private:.*|Libs.private: $(LIBS) -pthread|' \
+	  accdma.pc.in \
 	  > $(DESTDIR)$(LIBDIR)/pkgconfig/accdma.pc
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/

@@ -26,6 +26,20 @@ struct dma_space {
 	uint32_t ndev;
 	uintptr_t *seg;
 	uint64_t *seg_size;
+	struct dma_reg **reg; /* per device (NULL until it registers memory here) */
+	int32_t *pid;         /* per device: its process, from the kernel (shm) */
+};
+
+/**
+ * struct dma_reg - caller memory registered here, over a shared arena
+ * (Q_REGION_CMA): the owner's private record of the range. The shared
+ * region table names the range too, for other processes, but the owner
+ * never takes an address from it.
+ */
+struct dma_reg {
+	Q_ATOMIC(uint32_t) key;
+	uintptr_t addr;
+	uint64_t size;
 };
 
 /**
@@ -41,6 +55,42 @@ int dma_space_init(struct dma_space *s, uint32_t ndev);
  * from (NULL: they are addresses). @size: how far a region may reach from @base.
  */
 void dma_space_set_segment(struct dma_space *s, uint32_t dev, void *base, uint64_t size);
+
+/**
+ * dma_space_set_pid() - say which process drives device @dev (shm: from
+ * SO_PEERCRED, so a peer cannot point cross-memory attach at a third process).
+ */
+void dma_space_set_pid(struct dma_space *s, uint32_t dev, int32_t pid);
+
+/**
+ * dma_space_set_reg() - record caller memory registered on device @dev of
+ * this process under @key (before the key is published in the arena).
+ * @addr/@size: the range. Return: 0, or -ENOMEM.
+ */
+int dma_space_set_reg(struct dma_space *s, uint32_t dev, uint32_t key, void *addr, uint64_t size);
+
+/** dma_space_drop_reg() - forget what dma_space_set_reg() recorded under @key. */
+void dma_space_drop_reg(struct dma_space *s, uint32_t dev, uint32_t key);
+
+/**
+ * dma_resolve_own() - dma_resolve() of a Q_REGION_CMA region: from this
+ * process's own record if it registered it, else BAD_KEY (another
+ * process's memory: dma_resolve_cma()).
+ */
+enum accdma_status dma_resolve_own(const struct dma_space *s, uint32_t dev, uint32_t key, uint64_t off,
+				   uint64_t len, void **addr);
+
+/**
+ * dma_resolve_cma() - the range (@key, @off, @len) of another process's
+ * registered memory (Q_REGION_CMA), for cross-memory attach.
+ * @s/@w/@dev: as dma_resolve(). @raddr: the address in that process.
+ * @pid: the process (0: unknown: the range is unusable).
+ * The address comes from shared memory: a lie reaches only that process's
+ * own memory (the kernel checks it there), never ours.
+ * Return: ACCDMA_OK, BAD_KEY or OUT_OF_BOUNDS.
+ */
+enum accdma_status dma_resolve_cma(const struct dma_space *s, const struct q_arena *w, uint32_t dev,
+				   uint32_t key, uint64_t off, uint64_t len, uint64_t *raddr, int32_t *pid);
 
 /** dma_space_fini() - free an address space (not the memory it points to). */
 void dma_space_fini(struct dma_space *s);
@@ -75,6 +125,8 @@ static inline enum accdma_status dma_resolve(const struct dma_space *s, const st
 	r = &q_dev(w, dev)->regions[q_key_index(key)];
 	if (os_load(&r->key, OS_ACQUIRE) != key)
 		return ACCDMA_ST_BAD_KEY;
+	if (os_load_plain(&r->registered, OS_RELAXED) == Q_REGION_CMA)
+		return dma_resolve_own(s, dev, key, off, len, addr);
 	roff = os_load_plain(&r->offset, OS_RELAXED);
 	size = os_load_plain(&r->size, OS_RELAXED);
 	reach = s->seg_size[dev];

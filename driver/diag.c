@@ -141,6 +141,15 @@ int accdma_op_describe(const struct accdma_op_info *i, char *buf, size_t size)
 					 (unsigned long long)i->deps[k]);
 	if (i->num_deps && used < sizeof(deps))
 		snprintf(deps + used, sizeof(deps) - used, "]");
+	if (i->kind == ACCDMA_OP_RECV && i->peer == ACCDMA_ANY_SOURCE)
+		return snprintf(buf, size,
+				"%s dev %d from any source tag %llu %llu bytes (queue %d, token %#llx): %s%s",
+				accdma_op_kind_str(i->kind), i->device,
+				(unsigned long long)(i->tag & ~ACCDMA_TAG_RESERVED), (unsigned long long)i->bytes,
+				i->queue, (unsigned long long)i->token,
+				i->stage == ACCDMA_STAGE_DONE ? accdma_status_str(i->status)
+							      : accdma_op_stage_str(i->stage),
+				deps);
 	if (i->kind == ACCDMA_OP_SEND || i->kind == ACCDMA_OP_RECV || i->kind == ACCDMA_OP_WRITE)
 		return snprintf(buf, size,
 				"%s dev %d %s dev %d tag %llu seq %llu %llu bytes (queue %d, token %#llx): %s%s%s%s",

@@ -30,6 +30,28 @@ struct drv_seq_ent {
 	_Atomic uint64_t next; /* atomic: drv_seq_peek() may read it while a post numbers */
 };
 
+/* drv_seq_number()'s mark on a recv the engine numbers (its place in its
+ * tag's order of deferred recvs below it): an any-source recv, or a recv
+ * posted behind one that has not matched yet. */
+#define DRV_SEQ_DEFER (1ull << 63)
+
+/**
+ * struct drv_seq_any - a tag that has seen an any-source recv on this device.
+ * @posted: deferred recvs posted (each took the next place).
+ * @numbered: places settled, in order (numbered by the engine, or skipped);
+ *            while < @posted, new recvs with the tag are deferred too.
+ * @skips/@nskip/@cap: places given up out of turn (a recv that ended before
+ *            its turn), settled when the turn reaches them.
+ */
+struct drv_seq_any {
+	struct drv_seq_any *next;
+	uint64_t tag;
+	uint64_t posted;
+	uint64_t numbered;
+	uint64_t *skips;
+	uint32_t nskip, cap;
+};
+
 /** struct drv_seq_table - per-device numbering of sends and recvs (shared by its queues). */
 struct drv_seq_table {
 	atomic_flag lock;
@@ -42,6 +64,9 @@ struct drv_seq_table {
 	/* The entry each direction used last: a queue that sends to one peer
 	 * and receives from one numbers without hashing. NULL after a grow. */
 	struct drv_seq_ent *last[2];
+	/* Tags with any-source recvs (few: a list). Once there is one, every
+	 * numbering takes the lock: the engines number deferred recvs too. */
+	struct drv_seq_any *any;
 };
 
 /** struct drv_dev - host-side state of one local device. */
@@ -151,6 +176,7 @@ int drv_seq_init(struct drv_seq_table *t, int single);
 void drv_seq_fini(struct drv_seq_table *t);
 int drv_seq_number(struct drv_seq_table *t, const struct accdma_op *ops, int count, uint64_t *seqs);
 uint64_t drv_seq_peek(struct drv_seq_table *t, int32_t peer, uint64_t tag, uint32_t dir);
+int drv_seq_order(void *ctx, uint32_t dev, uint64_t tag, uint64_t place, int32_t src, int how, uint64_t *seq);
 
 /* post.c */
 int drv_exec_run(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);

@@ -33,9 +33,17 @@ static int region_add(struct accdma_world *w, int dev, void *addr, uint64_t offs
 		r->offset = offset;
 		r->registered = (uint32_t)registered;
 		*key = q_key_make(i, dd->region_gen[i]);
+		/* Our own engines take the range from our private record, never
+		 * from the shared table, which peers can write. */
+		if (registered == Q_REGION_CMA &&
+		    dma_space_set_reg(&w->space, (uint32_t)dev, *key, addr, size))
+			break;
+		/* A transport across hosts registers it and tells every peer first. */
+		rc = w->tp->region_added ? w->tp->region_added(w, dev, *key, addr, size) : 0;
+		if (rc)
+			break;
 		dd->regions[i] = (struct drv_region){ addr, offset, size, *key, registered };
 		atomic_store_explicit(&r->key, *key, memory_order_release);
-		rc = 0;
 		break;
 	}
 	pthread_mutex_unlock(&dd->mem_lock);
@@ -89,7 +97,10 @@ int accdma_mem_register(accdma_world *w, int dev, void *addr, uint64_t size, acc
 	if (!w->tp->mem_register)
 		return -EOPNOTSUPP;
 	rc = w->tp->mem_register(w, dev, addr, size, &off);
-	return rc ? rc : region_add(w, dev, addr, off, size, 1, key);
+	/* Over a shared arena the memory stays private to this process; the
+	 * others reach it by cross-memory attach (docs/transports.md). */
+	return rc ? rc : region_add(w, dev, addr, off, size,
+				    w->tp->shared_arena ? Q_REGION_CMA : Q_REGION_HOST, key);
 }
 
 /* Does a posted, unfinished op name (@dev, @key)? Its own device's ops by
@@ -139,7 +150,11 @@ int accdma_mem_free(accdma_world *w, int dev, accdma_key key)
 		pthread_mutex_unlock(&dd->mem_lock);
 		return -EBUSY;
 	}
+	if (w->tp->region_removed)
+		w->tp->region_removed(w, dev, key); /* revoked at every peer before it goes */
 	atomic_store_explicit(&r->key, 0, memory_order_release);
+	if (mine->registered == Q_REGION_CMA)
+		dma_space_drop_reg(&w->space, (uint32_t)dev, key);
 	if (!mine->registered) {
 		w->tp->mem_free(w, dev, mine->offset, mine->addr, mine->size);
 		atomic_fetch_sub(&dd->mem_used, mine->size);

@@ -97,8 +97,8 @@ static const char *env_first(const char *const *names, const char **which)
  * device is RANK * local_devices and the world has WORLD_SIZE * local_devices. */
 static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
 {
-	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL };
-	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };
+	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
+	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
 	const char *which = NULL;
 	int64_t v = o->local_devices, rank = -1, size = -1;
 	int rc = 0;
@@ -112,7 +112,8 @@ static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
 	if (rank >= 0 && rank * o->local_devices < Q_MAX_DEVICES)
 		o->rank = (int)(rank * o->local_devices);
 	if (size > 0 && !ndev_from_env &&
-	    (o->transport == ACCDMA_TRANSPORT_SHM || o->transport == ACCDMA_TRANSPORT_KMOD) &&
+	    (o->transport == ACCDMA_TRANSPORT_SHM || o->transport == ACCDMA_TRANSPORT_VERBS ||
+	     o->transport == ACCDMA_TRANSPORT_KMOD) &&
 	    size * o->local_devices <= Q_MAX_DEVICES)
 		o->num_devices = (int)(size * o->local_devices);
 	if (getenv("MASTER_ADDR") && *getenv("MASTER_ADDR"))

@@ -29,6 +29,8 @@ static int op_check(const struct accdma_world *w, const struct accdma_op *op, un
 	case ACCDMA_OP_RECV:
 		if ((op->tag & ACCDMA_TAG_RESERVED) && !(flags & DRV_POST_INTERNAL))
 			return -EINVAL;
+		if (op->kind == ACCDMA_OP_RECV && op->peer == ACCDMA_ANY_SOURCE)
+			break;
 		/* fall through */
 	case ACCDMA_OP_WRITE:
 		if (op->peer < 0 || op->peer >= w->opts.num_devices)
@@ -122,6 +124,10 @@ static uint32_t fill(struct accdma_queue *q, uint32_t slot, const struct accdma_
 	gen = gen ? gen : 1;
 	d->kind = (uint16_t)op->kind;
 	d->flags = (flags & DRV_POST_INTERNAL) ? Q_DF_INTERNAL : 0;
+	if (seq & DRV_SEQ_DEFER) { /* the engine numbers it (seq.c, "any source") */
+		d->flags |= Q_DF_DEFER;
+		seq &= ~DRV_SEQ_DEFER;
+	}
 	d->num_deps = (uint16_t)op->num_deps;
 	d->peer = op->peer;
 	d->key = op->key;
@@ -145,6 +151,7 @@ static uint32_t fill(struct accdma_queue *q, uint32_t slot, const struct accdma_
 	atomic_store_explicit(&c->stage, ACCDMA_STAGE_POSTED, memory_order_relaxed);
 	atomic_store_explicit(&c->cancel, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->src, op->peer, memory_order_relaxed);
 	atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
 	/* after the generation: q_slot_tryget() reads the token first */
 	atomic_store_explicit(&c->token, 1, memory_order_release);

@@ -111,10 +111,11 @@ static int is_done(struct q_cpl *c)
 
 /* Give the token back: read the status first, the slot may be reused after. */
 static inline __attribute__((always_inline)) int
-consume_bytes(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status, uint64_t *bytes)
+consume_src(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status, uint64_t *bytes, int *src)
 {
 	enum accdma_status st = atomic_load_explicit(&c->status, memory_order_relaxed);
 	uint64_t moved = bytes ? atomic_load_explicit(&c->bytes, memory_order_relaxed) : 0;
+	int32_t from = src ? atomic_load_explicit(&c->src, memory_order_relaxed) : 0;
 
 	if (q_slot_consume_token(c, w->opts.queues > 1))
 		return -ESTALE;
@@ -122,7 +123,15 @@ consume_bytes(struct accdma_world *w, struct q_cpl *c, enum accdma_status *statu
 		*status = st;
 	if (bytes)
 		*bytes = moved;
+	if (src)
+		*src = from;
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+consume_bytes(struct accdma_world *w, struct q_cpl *c, enum accdma_status *status, uint64_t *bytes)
+{
+	return consume_src(w, c, status, bytes, NULL);
 }
 
 static inline __attribute__((always_inline)) int
@@ -334,7 +343,7 @@ static int cpl_done(void *arg)
  * the thread is either on the fast path (the op found done) or registered. */
 static inline __attribute__((always_inline)) int
 wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status,
-	 uint64_t *bytes)
+	 uint64_t *bytes, int *src)
 {
 	struct wait_clock wc = { 0, 0, 0 };
 	struct q_queue_sh *qs;
@@ -344,7 +353,7 @@ wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 	if (rc)
 		return rc;
 	if (is_done(c))
-		return consume_bytes(w, c, status, bytes);
+		return consume_src(w, c, status, bytes, src);
 	if (drv_block_enter(w))
 		return -ESHUTDOWN;
 	wc.ms = timeout_of(w, timeout_ms);
@@ -353,20 +362,26 @@ wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 	if (rc == -ETIMEDOUT)
 		drv_log_timeout(w, t, wc.ms);
 	else if (rc == 0)
-		rc = consume_bytes(w, c, status, bytes);
+		rc = consume_src(w, c, status, bytes, src);
 	drv_block_leave(w);
 	return rc;
 }
 
 int accdma_wait(accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma_status *status)
 {
-	return wait_one(w, t, timeout_ms, status, NULL);
+	return wait_one(w, t, timeout_ms, status, NULL, NULL);
 }
 
 int accdma_wait_bytes(accdma_world *w, accdma_token t, int64_t timeout_ms,
 		      enum accdma_status *status, uint64_t *bytes)
 {
-	return wait_one(w, t, timeout_ms, status, bytes);
+	return wait_one(w, t, timeout_ms, status, bytes, NULL);
+}
+
+int accdma_wait_source(accdma_world *w, accdma_token t, int64_t timeout_ms,
+		       enum accdma_status *status, uint64_t *bytes, int *source)
+{
+	return wait_one(w, t, timeout_ms, status, bytes, source);
 }
 
 int accdma_test(accdma_world *w, accdma_token t, enum accdma_status *status)

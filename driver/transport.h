@@ -36,6 +36,10 @@ struct accdma_world;
  * @mem_free: give back what @mem_alloc returned.
  * @mem_register: make caller memory [@addr, @addr + @size) a region's range:
  *                its offset in the device's segment; NULL: not supported.
+ * @region_added: (optional) region @key of @dev is about to be published at
+ *                [@addr, @addr + @size): register it, and tell the peers
+ *                that reach it from other hosts. Non-zero fails the call.
+ * @region_removed: (optional) region @key of @dev is about to go: revoke it.
  */
 struct drv_transport {
 	const char *name;
@@ -48,11 +52,14 @@ struct drv_transport {
 	int (*mem_alloc)(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
 	void (*mem_free)(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size);
 	int (*mem_register)(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off);
+	int (*region_added)(struct accdma_world *w, int dev, uint32_t key, void *addr, uint64_t size);
+	void (*region_removed)(struct accdma_world *w, int dev, uint32_t key);
 };
 
 extern const struct drv_transport drv_transport_local;
 extern const struct drv_transport drv_transport_shm;
 extern const struct drv_transport drv_transport_loop;
+extern const struct drv_transport drv_transport_verbs;
 extern const struct drv_transport drv_transport_kmod;
 
 /**

@@ -210,6 +210,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	}
 	/* the transport's link, if it has one, was set by its open */
 	w->host.exec = drv_exec_run;
+	w->host.recv_order = drv_seq_order;
 	w->host.ctx = w;
 	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; !tp->kernel_engines && d < w->first_local + w->nlocal; d++) {

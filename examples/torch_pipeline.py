@@ -9,6 +9,8 @@ dist.send / dist.recv, the gradients of those activations come back 1 -> 0,
 and both ranks step their optimizer. At the end each rank checks its half
 against the same model trained in one process, and prints the losses.
 """
+import sys
+
 import torch
 import torch.distributed as dist
 
@@ -73,9 +75,13 @@ def main():
     ref = reference()[rank]
     for a, b in zip(stage.parameters(), ref.parameters()):
         assert torch.allclose(a, b, atol=1e-6), "stage weights differ from one-process training"
+    # one write per line: the ranks share the launcher's pipe, and print() under
+    # PYTHONUNBUFFERED writes a line's pieces one by one, which the other rank's
+    # line can land between
     if rank == 1:
-        print("losses:", " ".join(f"{v:.4f}" for v in losses))
-    print(f"rank {rank}: stage weights match one-process training", flush=True)
+        sys.stdout.write("losses: " + " ".join(f"{v:.4f}" for v in losses) + "\n")
+    sys.stdout.write(f"rank {rank}: stage weights match one-process training\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 

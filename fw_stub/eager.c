@@ -151,15 +151,17 @@ static enum accdma_status deliver(struct fw_device *fd, struct q_eager_ring *rin
 
 /* Move the consumed mark over every message no longer held, and publish it
  * for the sender. */
-static void advance_done(struct fw_device *fd, struct fw_eager_rx *rx)
+static void advance_done(struct fw_device *fd, uint32_t src)
 {
+	struct fw_eager_rx *rx = &fd->eager_rx[src];
+
 	uint32_t done = rx->done;
 
 	while (done != rx->cursor && !is_held(rx, slot_of(fd, done)))
 		done += rx->span[slot_of(fd, done)];
 	if (done != rx->done) {
 		rx->done = done;
-		fw_peer_eager_done(fd, (uint32_t)(rx - fd->eager_rx), done);
+		fw_peer_eager_done(fd, src, done);
 	}
 }
 
@@ -225,7 +227,7 @@ static void not_wanted(struct fw_device *fd, uint32_t src, uint32_t idx)
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 
 	if (to_waiting_recv(fd, src, idx))
-		advance_done(fd, rx);
+		advance_done(fd, src);
 	else
 		hold(rx, idx);
 }
@@ -282,11 +284,11 @@ static int take(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq, 
 }
 
 /* The message at @idx has been copied out (or dropped): its slots are room again. */
-static void taken(struct fw_device *fd, struct fw_eager_rx *rx, uint32_t idx, int held)
+static void taken(struct fw_device *fd, uint32_t src, uint32_t idx, int held)
 {
 	if (held)
-		unhold(rx, idx);
-	advance_done(fd, rx);
+		unhold(&fd->eager_rx[src], idx);
+	advance_done(fd, src);
 }
 
 /* Is @op a send or recv with a peer we have a ring with? */
@@ -352,7 +354,7 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 
 			q_trace(Q_TRACE_LANDED);
 			st = deliver(fd, rx->ring, (uint32_t)idx, op->addr, op->d.length, &bytes);
-			taken(fd, rx, (uint32_t)idx, held);
+			taken(fd, src, (uint32_t)idx, held);
 			fw_eager_unlock(fd, &fd->eager_rx_lock);
 			fw_complete_own(fd, q, op, st, bytes);
 			q_trace(Q_TRACE_RECV_DONE);
@@ -377,6 +379,28 @@ enum fw_arrive fw_eager_recv(struct fw_device *fd, struct fw_queue *q, struct fw
 	if (ring)
 		fw_eager_unlock(fd, &fd->eager_rx_lock);
 	return r;
+}
+
+/**
+ * fw_eager_probe() - has the message (@tag, @seq) from @src landed in our ring?
+ * @fd: the receiving device. @src: a sender (in range). @tag/@seq: the message.
+ *
+ * For an any-source recv choosing its source (any.c): what landed is taken
+ * in (held, or given to a recv waiting for it), and the message, if there,
+ * stays held for the recv that takes its number next.
+ * Return: 1 if it is there, 0 if not.
+ */
+int fw_eager_probe(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq)
+{
+	int found;
+
+	if (!fd->eager_rx)
+		return 0;
+	fw_eager_lock(fd, &fd->eager_rx_lock);
+	scan(fd, src, 0, 0, 0);
+	found = find_held(fd, src, tag, seq) >= 0;
+	fw_eager_unlock(fd, &fd->eager_rx_lock);
+	return found;
 }
 
 /**
@@ -457,7 +481,7 @@ void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *
 	fw_eager_lock(fd, &fd->eager_rx_lock);
 	idx = take(fd, src, op->d.tag, op->d.seq, &held);
 	if (idx >= 0) {
-		taken(fd, &fd->eager_rx[src], (uint32_t)idx, held);
+		taken(fd, src, (uint32_t)idx, held);
 	} else {
 		/* The marker must be found by the message if it lands later (else
 		 * it would be held, unasked for, for good, and its slots never
@@ -508,6 +532,7 @@ int fw_eager_init(struct fw_device *fd)
 		memset(rx->index, 0xff, index); /* all -1: empty */
 		rx->imask = 2 * slots - 1;
 		rx->ring = q_eager_ring(fd->w, fd->id, p);
+		rx->far = !fw_peer_near(fd, p);
 	}
 	return 0;
 }
@@ -515,6 +540,8 @@ int fw_eager_init(struct fw_device *fd)
 /** fw_eager_fini() - free what fw_eager_init() allocated. @fd: the device. */
 void fw_eager_fini(struct fw_device *fd)
 {
+	os_free(fd->any_seqs); /* any.c's, allocated at its first any-source recv */
+	fd->any_seqs = NULL;
 	for (uint32_t p = 0; fd->eager_rx && p < fd->w->g.ndev; p++)
 		os_free(fd->eager_rx[p].held); /* the start of the block */
 	os_free(fd->eager_rx);

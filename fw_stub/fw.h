@@ -22,14 +22,29 @@ struct fw_link;
  * @exec: run exec (@dev, @queue, @handle) of @ctx. Return: 0 if the function
  *        returned 0, > 0 if it failed, < 0 if the handle names no exec posted
  *        there (a corrupt or forged descriptor).
+ * @recv_order: (NULL: no any-source recvs) number a deferred recv (Q_DF_DEFER) of @dev with @tag, whose
+ *        place in the tag's order is @place, as @how says (enum
+ *        fw_order_how). The host keeps the recv numbers: it gives them at
+ *        post time, and while a tag has an any-source recv that has not
+ *        matched, the engine takes them here, in posting order. Return: 0,
+ *        -EAGAIN (not @place's turn yet), -EINVAL (no such tag), -ENOMEM.
  * @ctx: the host's.
  * @link: the device's port to the devices it cannot reach in memory
  *        (fw_stub/link.h); NULL: it reaches every device in memory.
  */
+/* How struct fw_host's recv_order is asked (fw_stub/any.c). */
+enum fw_order_how {
+	FW_ORDER_PEEK, /* @seq[0..ndev): the next recv number of (source, tag); -EAGAIN if not @place's turn */
+	FW_ORDER_TAKE, /* take the next number of (@src, tag) into *@seq; -EAGAIN if not @place's turn */
+	FW_ORDER_SKIP, /* @place ends unnumbered: its turn is passed on, now or when it comes */
+};
+
 struct fw_host {
 	int (*exec)(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);
 	void *ctx;
 	struct fw_link *link;
+	int (*recv_order)(void *ctx, uint32_t dev, uint64_t tag, uint64_t place, int32_t src, int how,
+			  uint64_t *seq);
 };
 
 /**

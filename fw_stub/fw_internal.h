@@ -102,6 +102,7 @@ struct fw_eager_rx {
 	_Atomic uint32_t waiting;
 	_Atomic uint32_t wpos; /* written by the thread serving messages, read by consumers */
 	uint32_t credited;
+	int far; /* the sender is reached through the link (credits go back as messages) */
 };
 
 /** struct fw_engine - one engine thread and the queues it serves. */
@@ -143,6 +144,9 @@ struct fw_device {
 	uint32_t near_lo, near_n;
 	_Atomic int inbox_lock; /* one thread at a time takes the link's messages for this device */
 	uint32_t eager_max;  /* largest eager message, read once and checked there too */
+	uint64_t *any_seqs;  /* any.c: each source's next recv number on the tag being resolved */
+	uint32_t any_next;   /* any.c: the source an any-source recv looks at first */
+	_Atomic int any_lock; /* any.c: any_seqs, when several engines share the device */
 };
 
 /**
@@ -183,6 +187,8 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 int fw_match_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 int fw_match_claim_recv(struct fw_device *fd, int32_t src, uint64_t tag, uint64_t seq, struct q_rdv *mate);
+int32_t fw_match_probe_send(struct fw_device *fd, uint64_t tag, const uint64_t *seqs, uint32_t n,
+			    uint32_t first);
 
 /* eager.c */
 int fw_eager_init(struct fw_device *fd);
@@ -193,6 +199,13 @@ int fw_eager_poll(struct fw_device *fd);
 int fw_eager_parked_miss(const struct fw_device *fd, const struct fw_op *op);
 void fw_eager_unwait(struct fw_device *fd, int32_t src);
 void fw_eager_fail_recv(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
+int fw_eager_probe(struct fw_device *fd, uint32_t src, uint64_t tag, uint64_t seq);
+
+/* any.c */
+#define FW_ANY_LOST (-1)   /* fw_any_number(): the recv completes PEER_LOST */
+#define FW_ANY_FAILED (-2) /* ... NOT_ATTEMPTED (no host numbering, no memory) */
+int fw_any_number(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+void fw_any_skip(struct fw_device *fd, struct fw_op *op);
 
 /* complete.c */
 void fw_complete_own(struct fw_device *fd, struct fw_queue *q, struct fw_op *op,

@@ -49,7 +49,6 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 {
 	uint64_t send_len = op->d.kind == ACCDMA_OP_SEND ? op->d.length : e->length;
 	uint64_t recv_len = op->d.kind == ACCDMA_OP_RECV ? op->d.length : e->length;
-	void *other, *src, *dst;
 	enum accdma_status st;
 
 	*bytes = 0;
@@ -62,16 +61,14 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 		return st;
 	}
 	/* The waiting side was validated by its own engine; resolve it in this
-	 * process's address space (and re-check: its region may have been freed). */
-	st = fw_peer_range(fd, (uint32_t)e->dev, e->key, e->offset, e->length, 1, &other);
-	if (st != ACCDMA_OK)
-		return ACCDMA_ST_PEER_ERROR;
-	src = op->d.kind == ACCDMA_OP_SEND ? op->addr : other;
-	dst = op->d.kind == ACCDMA_OP_SEND ? other : op->addr;
-	if (fw_fault_hit(FW_FAULT_MATCH) || fw_copy(fd, dst, src, send_len))
+	 * process's address space (and re-check: its region may have been
+	 * freed), or reach it in its own process (registered memory over shm). */
+	if (fw_fault_hit(FW_FAULT_MATCH))
 		return ACCDMA_ST_DMA_ERROR;
-	*bytes = send_len;
-	return ACCDMA_OK;
+	st = fw_peer_move(fd, (uint32_t)e->dev, e->key, e->offset, e->length, op->addr, send_len,
+			  op->d.kind == ACCDMA_OP_SEND);
+	*bytes = st == ACCDMA_OK ? send_len : 0;
+	return st;
 }
 
 /* A rendezvous entry may have been written by another process (shm): before
@@ -320,4 +317,31 @@ int fw_match_refuse_handoff(struct fw_device *fd, struct fw_queue *q, struct fw_
 	if (mate_valid(fd, op, &mate))
 		fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
 	return 1;
+}
+
+/**
+ * fw_match_probe_send() - does a send from some source s of [0, @n) (or
+ * its failure's marker) wait in our table under (@tag, @seqs[s])?
+ * @fd: the receiving device. @seqs: each source's next recv number.
+ * @first: the source to look at first (the rest follow in turn).
+ * Return: the first such source, or -1.
+ */
+int32_t fw_match_probe_send(struct fw_device *fd, uint64_t tag, const uint64_t *seqs, uint32_t n,
+			    uint32_t first)
+{
+	struct fw_rdv home;
+	int32_t found = -1;
+
+	fw_peer_rdv(fd, fd->id, &home);
+	if (!os_load(&home.sh->rdv_sends, OS_ACQUIRE) || fw_rdv_lock(fd, &home))
+		return -1;
+	for (uint32_t i = 0; i < n && found < 0; i++) {
+		uint32_t src = (first + i) % n;
+		const struct q_rdv *e = fw_rdv_find(&home, (int32_t)src, tag, seqs[src]);
+
+		if (e && e->side == ACCDMA_OP_SEND)
+			found = (int32_t)src;
+	}
+	fw_rdv_unlock(&home);
+	return found;
 }

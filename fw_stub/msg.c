@@ -55,7 +55,7 @@ static void serve_eager(struct fw_device *fd, const struct q_msg *m)
 	 * for its timeout, as for a send that never came). */
 	if (m->pos != os_load(&rx->wpos, OS_RELAXED) || m->pos + span - done > fd->eager_mask + 1)
 		return;
-	fw_ring_write(fd, rx->ring, m->pos, done, m->tag, m->seq, m->data, m->len);
+	fw_ring_write(fd->eager_mask, rx->ring, m->pos, done, m->tag, m->seq, m->data, m->len);
 	os_store(&rx->wpos, m->pos + span, OS_RELAXED);
 	fw_direct_kick(fd, fd->id); /* the recv's engine may sleep */
 }

@@ -83,7 +83,9 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
-	if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
+	if (op->d.kind == ACCDMA_OP_RECV && (op->d.flags & Q_DF_DEFER))
+		fw_any_skip(fd, op); /* not numbered: it takes no message */
+	else if (op->d.kind == ACCDMA_OP_RECV && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_eager_fail_recv(fd, q, op, st);
 	else if (is_pair_op(op) && op->d.peer >= 0 && (uint32_t)op->d.peer < fd->w->g.ndev)
 		fw_match_fail(fd, q, op, st);
@@ -103,6 +105,9 @@ static enum accdma_status validate(struct fw_device *fd, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 	case ACCDMA_OP_RECV:
 	case ACCDMA_OP_WRITE:
+		if (d->kind == ACCDMA_OP_RECV && d->peer == ACCDMA_ANY_SOURCE && (d->flags & Q_DF_DEFER))
+			return dma_resolve(fd->space, fd->w, fd->id, d->key, d->offset, d->length, internal,
+					   &op->addr);
 		if (d->peer < 0 || (uint32_t)d->peer >= fd->w->g.ndev)
 			return ACCDMA_ST_BAD_KEY;
 		/* fall through */
@@ -316,6 +321,27 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	return 1;
 }
 
+static int is_deferred(const struct fw_op *op)
+{
+	return op->d.kind == ACCDMA_OP_RECV && (op->d.flags & Q_DF_DEFER);
+}
+
+/* Number a deferred recv (any.c) if it is its turn.
+ * Return: 0 if numbered (it goes on as an ordinary recv), 1 if it stops
+ * here: still waiting, or completed (FW_OP_DONE: lost, failed). */
+static int number_deferred(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int *progress)
+{
+	int r = fw_any_number(fd, q, op);
+
+	if (r == 0)
+		return 1;
+	*progress = 1;
+	if (r > 0)
+		return 0;
+	fail_op(fd, q, op, r == FW_ANY_LOST ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_NOT_ATTEMPTED);
+	return 1;
+}
+
 /* Advance one pending op. Returns 1 if it is finished (leaves the pending list). */
 static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int first, int *progress)
 {
@@ -374,6 +400,11 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		fail_op(fd, q, op, ACCDMA_ST_CANCELED);
 		return 1;
 	}
+	/* A recv from one source the host left for us to number (it was posted
+	 * behind an any-source recv) takes its number in turn, whatever it
+	 * waits for, as it would have at post time. */
+	if (is_deferred(op) && op->d.peer != ACCDMA_ANY_SOURCE && number_deferred(fd, q, op, progress))
+		return op->state == FW_OP_DONE;
 	if (op->state == FW_OP_DEPS) {
 		ds = deps_state(fd, op);
 		/* A fence also waits until everything before it has left the list. */
@@ -392,6 +423,10 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		op->state = FW_OP_READY;
 		*progress = 1;
 	}
+	/* An any-source recv chooses its message once it is ready: one whose
+	 * dependency failed takes none. */
+	if (is_deferred(op) && number_deferred(fd, q, op, progress))
+		return op->state == FW_OP_DONE;
 	if (op->d.kind == ACCDMA_OP_RECV) {
 		if (op->state == FW_OP_PARKED && fw_eager_parked_miss(fd, op))
 			return 0; /* what its look would find: nothing yet */

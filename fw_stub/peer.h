@@ -100,6 +100,19 @@ enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint3
 				 uint64_t len, int allow_empty, void **addr);
 
 /**
+ * fw_peer_move() - move @len bytes between @local (this engine's range) and
+ * the range (@key, @off, @rlen) of near device @dev, checked as
+ * fw_peer_range(): by a copy where this process maps it, else by
+ * cross-memory attach into the process that registered it (shm).
+ * @to_peer: 1 copies @local into the peer's range, 0 the other way.
+ * Return: ACCDMA_OK; PEER_ERROR (the range is bad, or its process's memory
+ * is not there: the peer's own doing); PEER_LOST (its process is gone);
+ * DMA_ERROR (the copy failed).
+ */
+enum accdma_status fw_peer_move(struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
+				uint64_t rlen, void *local, uint64_t len, int to_peer);
+
+/**
  * fw_direct_write() - a one-sided write's data into its target's region.
  * @fd: the writing device. @op: the write (its local range resolved).
  * @bytes: what landed.
@@ -227,7 +240,7 @@ static inline int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op
 static inline void fw_peer_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 {
 	os_store(&fd->eager_rx[src].ring->done, done, OS_RELEASE);
-	if (!fw_peer_near(fd, src))
+	if (fd->eager_rx[src].far)
 		fw_far_eager_done(fd, src, done);
 }
 

@@ -89,63 +89,72 @@ enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint3
 	return dma_resolve(fd->space, fd->w, dev, key, off, len, allow_empty, addr);
 }
 
+/* Cross-memory attach to another process's registered range. Its address
+ * comes from shared memory, its pid from the kernel (SO_PEERCRED): a range
+ * that lies reaches only that process's memory, and fails its op. */
+static enum accdma_status cma_move(const struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
+				   uint64_t rlen, void *local, uint64_t len, int to_peer)
+{
+	static Q_ATOMIC(uint32_t) said;
+	uint64_t raddr;
+	int32_t pid;
+	int rc;
+
+	if (dma_resolve_cma(fd->space, fd->w, dev, key, off, rlen, &raddr, &pid) != ACCDMA_OK)
+		return ACCDMA_ST_PEER_ERROR;
+	rc = os_vm_copy(pid, local, raddr, len, to_peer);
+	if (!rc)
+		return ACCDMA_OK;
+	if (rc == -ESRCH)
+		return ACCDMA_ST_PEER_LOST;
+	if ((rc == -EPERM || rc == -EOPNOTSUPP) && !os_exchange(&said, 1, OS_RELAXED))
+		os_log("accdma: cross-memory attach to process %d refused (%d): registered memory "
+		       "cannot be reached over shm (kernel.yama.ptrace_scope, seccomp?)", (int)pid, rc);
+	return ACCDMA_ST_PEER_ERROR;
+}
+
+enum accdma_status fw_peer_move(struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
+				uint64_t rlen, void *local, uint64_t len, int to_peer)
+{
+	void *other;
+	enum accdma_status st = dma_resolve(fd->space, fd->w, dev, key, off, rlen, 1, &other);
+
+	if (st == ACCDMA_ST_BAD_KEY)
+		return cma_move(fd, dev, key, off, rlen, local, len, to_peer);
+	if (st != ACCDMA_OK)
+		return ACCDMA_ST_PEER_ERROR;
+	if (fw_copy(fd, to_peer ? other : local, to_peer ? local : other, len))
+		return ACCDMA_ST_DMA_ERROR;
+	return ACCDMA_OK;
+}
+
 enum accdma_status fw_direct_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
 {
 	void *dst;
 	enum accdma_status st = dma_resolve(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
 					    op->d.remote_offset, op->d.length, 0, &dst);
 
+	uint64_t raddr;
+	int32_t pid;
+
 	*bytes = 0;
+	/* Another process's registered memory (shm): by cross-memory attach;
+	 * what its table says is checked as for any target first. */
+	if (st == ACCDMA_ST_BAD_KEY)
+		st = dma_resolve_cma(fd->space, fd->w, (uint32_t)op->d.peer, op->d.remote_key,
+				     op->d.remote_offset, op->d.length, &raddr, &pid);
+	else
+		pid = 0;
 	if (st != ACCDMA_OK)
 		return st;
-	if (fw_copy(fd, dst, op->addr, op->d.length))
-		return ACCDMA_ST_DMA_ERROR;
-	*bytes = op->d.length;
-	return ACCDMA_OK;
-}
-
-/* Write @len payload bytes of the message whose head is at slot @idx: the
- * head's share, then the rest after it (wrapping). */
-static void copy_in(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t idx,
-		    const uint8_t *src, uint64_t len)
-{
-	uint64_t n = len < Q_EAGER_HEAD_BYTES ? len : Q_EAGER_HEAD_BYTES, k;
-
-	if (n) /* a barrier's zero-length send has no address */
-		fw_ring_copy_head(ring->slots[idx].data, src, n);
-	if (len == n)
-		return;
-	k = fw_ring_cont_first(fd->eager_mask, idx, len - n);
-	if (k)
-		memcpy(fw_ring_cont(ring, idx + 1), src + n, k);
-	if (n + k < len)
-		memcpy(fw_ring_cont(ring, 0), src + n + k, len - n - k);
-}
-
-/**
- * fw_ring_write() - write a message into an eager ring at position @pos and
- * stamp it (struct q_eager_slot says in which order, and why).
- * @fd: the device whose ring geometry it is. @ring: the ring. @done: the
- * receiver's consumed mark as the writer knows it (no later than the real one).
- * @tag/@seq/@src/@len: the message.
- */
-void fw_ring_write(const struct fw_device *fd, struct q_eager_ring *ring, uint32_t pos, uint32_t done,
-		   uint64_t tag, uint64_t seq, const void *src, uint32_t len)
-{
-	uint32_t mask = fd->eager_mask, span = q_eager_span(len);
-	struct q_eager_slot *s = &ring->slots[pos & mask];
-
-	copy_in(fd, ring, pos & mask, src, len);
-	s->len = len;
-	s->tag = tag;
-	s->seq = seq;
-	/* The next head's position: raw payload of an earlier lap may lie there,
-	 * so it reads 0 before this stamp can be seen (q_eager_slot). Unless it
-	 * is the oldest message not consumed: that head's stamp stays. */
-	if (pos + span - done <= mask)
-		os_store(&ring->slots[(pos + span) & mask].stamp, 0, OS_RELAXED);
-	os_store(&s->stamp, q_eager_stamp(pos), OS_RELEASE);
-	q_trace(Q_TRACE_STAMP);
+	if (pid)
+		st = cma_move(fd, (uint32_t)op->d.peer, op->d.remote_key, op->d.remote_offset,
+			      op->d.length, op->addr, op->d.length, 1);
+	else if (fw_copy(fd, dst, op->addr, op->d.length))
+		st = ACCDMA_ST_DMA_ERROR;
+	if (st == ACCDMA_OK)
+		*bytes = op->d.length;
+	return st;
 }
 
 int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op)
@@ -161,7 +170,7 @@ int fw_direct_eager_put(struct fw_device *fd, const struct fw_op *op)
 			return 0; /* no room before the receiver's oldest held message */
 		}
 	}
-	fw_ring_write(fd, tx->ring, tx->pos, tx->done, op->d.tag, op->d.seq, op->addr, (uint32_t)op->d.length);
+	fw_ring_write(fd->eager_mask, tx->ring, tx->pos, tx->done, op->d.tag, op->d.seq, op->addr, (uint32_t)op->d.length);
 	tx->pos += span;
 	fw_eager_unlock(fd, &fd->eager_tx_lock);
 

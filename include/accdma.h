@@ -43,6 +43,12 @@ extern "C" {
 #define ACCDMA_MAX_DEPS 16
 /** Tags with this bit set are reserved for the library (barrier). */
 #define ACCDMA_TAG_RESERVED (1ull << 63)
+/**
+ * Pass as accdma_recv()'s peer to receive from any source: the recv takes the
+ * first message with its tag, from any device, that no recv posted before it
+ * on its device can take (docs/design-notes.md, "Any source").
+ */
+#define ACCDMA_ANY_SOURCE (-1)
 /** Pass as a timeout to use the world's default (ACCDMA_TIMEOUT_MS). */
 #define ACCDMA_TIMEOUT_DEFAULT (-1)
 
@@ -238,7 +244,8 @@ enum accdma_op_stage {
 /**
  * struct accdma_op_info - a description of one op, for diagnostics.
  * @token: the op's token. @kind: ACCDMA_OP_*. @device: its device.
- * @queue: its queue. @peer/@tag: as posted (-1 when not applicable).
+ * @queue: its queue. @peer/@tag: as posted (-1 when not applicable; an
+ *         any-source recv's @peer is ACCDMA_ANY_SOURCE, -1).
  * @seq:   the op's sequence number among ops with the same (src, dst, tag).
  * @bytes: the posted length. @stage: where it waits. @status: final status once done.
  * @deps/@num_deps: the tokens it waits on that are not complete yet.
@@ -386,8 +393,14 @@ int accdma_mem_alloc(accdma_world *world, int dev, uint64_t size, accdma_key *ke
  * accdma_mem_register() - make the caller's memory a region of a device.
  * @world: the world. @dev: a local rank. @addr/@size: the memory. @key: the region's key.
  * The memory must stay valid until accdma_mem_free() or world close.
+ * Over shm the memory stays private to this process: other processes'
+ * engines reach it by cross-memory attach (process_vm_readv/writev), one
+ * copy between the two processes' memory; a range that is no longer mapped
+ * when a peer reaches it fails that op (PEER_ERROR), nothing else.
  * Return: 0; -EBADF; -EINVAL (also for a range whose end, @addr + @size,
  * wraps past the end of the address space); -ENOMEM if out of region slots;
+ * -EPERM over shm where the kernel refuses cross-memory attach
+ * (kernel.yama.ptrace_scope 2 or 3; use accdma_mem_alloc());
  * -EOPNOTSUPP on transports whose peers cannot reach private memory.
  */
 int accdma_mem_register(accdma_world *world, int dev, void *addr, uint64_t size, accdma_key *key);
@@ -459,12 +472,25 @@ int accdma_send(accdma_queue *queue, int peer, uint64_t tag, accdma_key key, uin
 
 /**
  * accdma_recv() - receive up to @length bytes from @peer with @tag into (@key, @offset).
- * @queue: the queue. @peer: source rank. @tag: matching tag.
+ * @queue: the queue. @peer: source rank, or ACCDMA_ANY_SOURCE.
+ * @tag: matching tag.
  * @key/@offset/@length: the destination range.
  * @deps/@num_deps: tokens to wait for. @token: the op's token.
  *
  * The token completes once the matching send's data has landed; a send
  * longer than @length completes both sides ACCDMA_ST_TRUNCATED, writing nothing.
+ *
+ * With @peer ACCDMA_ANY_SOURCE the recv takes the first message with @tag,
+ * from any device (itself included), that no recv posted before it on this
+ * device can take. Recvs of a device match in the order they were posted, so
+ * FIFO holds per source: once an any-source recv has taken the k-th message
+ * from A with @tag, the next recv from A with @tag (specific or not) takes
+ * the (k+1)-th. A recv with @tag posted after an any-source recv that has not
+ * matched yet waits for it to match before it can. Among messages from several
+ * sources that are all there, the engine takes them in turn by source. Cancel
+ * (or any failure) before it matched takes no message. It completes
+ * ACCDMA_ST_PEER_LOST when every other device is lost (shm) and no message
+ * is there. accdma_wait_source() tells which device sent the message.
  * Return: 0 or a negative errno, as accdma_post().
  */
 int accdma_recv(accdma_queue *queue, int peer, uint64_t tag, accdma_key key, uint64_t offset,
@@ -592,6 +618,20 @@ int accdma_wait(accdma_world *world, accdma_token token, int64_t timeout_ms,
  */
 int accdma_wait_bytes(accdma_world *world, accdma_token token, int64_t timeout_ms,
 		      enum accdma_status *status, uint64_t *bytes);
+
+/**
+ * accdma_wait_source() - accdma_wait_bytes(), also returning a recv's source.
+ * @world: the world. @token: the op. @timeout_ms: ms, or ACCDMA_TIMEOUT_DEFAULT.
+ * @status: if not NULL, the op's final status.
+ * @bytes: if not NULL, as accdma_wait_bytes().
+ * @source: if not NULL, on success: for a recv the device whose message it
+ *          took (an ACCDMA_ANY_SOURCE recv's is known once it matched), or
+ *          ACCDMA_ANY_SOURCE if it ended before it matched (canceled, lost);
+ *          for any other op, the peer field it was posted with.
+ * Return: as accdma_wait().
+ */
+int accdma_wait_source(accdma_world *world, accdma_token token, int64_t timeout_ms,
+		       enum accdma_status *status, uint64_t *bytes, int *source);
 
 /**
  * accdma_test() - check one op without blocking; consume its token if done.

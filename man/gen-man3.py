@@ -37,7 +37,7 @@ FAMILIES = [
      "ordering ops on a device: fences, joins and compute steps"),
     ("accdma_barrier", ["accdma_barrier", "accdma_permute"], ["accdma_pair"],
      "collectives built on send and recv"),
-    ("accdma_wait", ["accdma_wait", "accdma_wait_bytes", "accdma_test", "accdma_wait_all", "accdma_wait_any",
+    ("accdma_wait", ["accdma_wait", "accdma_wait_bytes", "accdma_wait_source", "accdma_test", "accdma_wait_all", "accdma_wait_any",
                      "accdma_release", "accdma_cancel"], ["accdma_status"],
      "wait for, test, release and cancel ops by token"),
     ("accdma_op_info", ["accdma_op_info", "accdma_pending", "accdma_op_describe",

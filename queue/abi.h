@@ -34,6 +34,10 @@
 
 /* Descriptor flags. */
 #define Q_DF_INTERNAL 0x1 /* library-internal op: zero length allowed (barrier) */
+/* A recv whose sequence number the host could not give at post time (an
+ * any-source recv, or a recv behind one on its tag): @seq holds its place in
+ * the tag's order of such recvs, and the engine numbers it (fw_stub/any.c). */
+#define Q_DF_DEFER 0x2
 
 /* Completion slot states. */
 enum q_slot_state {
@@ -87,6 +91,7 @@ struct q_cpl {
 	Q_ATOMIC(uint32_t) stage;
 	Q_ATOMIC(uint32_t) cancel;
 	Q_ATOMIC(uint32_t) handoff; /* a waiting recv: its send is ready, the recv's engine copies */
+	Q_ATOMIC(int32_t) src;      /* a recv's source: as posted, or the one an any-source recv took */
 	Q_ATOMIC(uint64_t) bytes;
 } __attribute__((aligned(Q_CACHELINE)));
 
@@ -124,10 +129,16 @@ struct q_engine_sh {
 	Q_ATOMIC(uint64_t) late_wakes;
 } __attribute__((aligned(Q_CACHELINE)));
 
+/* q_region.registered: device memory (0); caller memory at @offset as an
+ * address (1, local: one process); caller memory of the device's own process
+ * at @offset, which other processes reach by cross-memory attach (2, shm). */
+#define Q_REGION_HOST 1
+#define Q_REGION_CMA 2
+
 /** struct q_region - one memory region of a device. @key is 0 when the slot is free. */
 struct q_region {
 	Q_ATOMIC(uint32_t) key;
-	uint32_t registered; /* caller's memory rather than device memory */
+	uint32_t registered; /* caller's memory rather than device memory: Q_REGION_* */
 	uint64_t size;
 	uint64_t offset; /* from its device's segment base in each process (struct dma_space) */
 };

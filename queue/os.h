@@ -144,6 +144,17 @@ void os_mem_bind(void *p, uint64_t size, int node);
 /** os_mem_release() - give back the pages of a range of a shared mapping; it reads as zeros. */
 void os_mem_release(void *p, uint64_t size);
 
+/**
+ * os_vm_copy() - cross-memory attach: copy @len bytes between @local, in this
+ * process, and @remote, an address in process @pid (its registered memory).
+ * @to_remote: 1 writes @local into @remote, 0 reads @remote into @local.
+ * The kernel checks that we may ptrace @pid; a bad @remote faults in the
+ * call (-EFAULT), never in this process.
+ * Return: 0; -EFAULT (@remote not mapped there), -ESRCH (no such process),
+ * -EPERM (refused: ptrace scope), -EOPNOTSUPP (not in this build).
+ */
+int os_vm_copy(int32_t pid, void *local, uint64_t remote, uint64_t len, int to_remote);
+
 /* ---- time and logs ----------------------------------------------------------- */
 
 /** os_now_ns() - a monotonic clock in nanoseconds. */

@@ -235,6 +235,18 @@ void *os_mem_alloc(uint64_t size, int node)
 }
 
 /**
+ * os_vm_copy() - cross-memory attach: not in the kernel build (a kernel
+ * world has its processes' memory through the module, not through ptrace).
+ * @pid: the process. @local: here. @remote: there. @len: bytes. @to_remote: direction.
+ *
+ * Return: -EOPNOTSUPP.
+ */
+int os_vm_copy(int32_t pid, void *local, uint64_t remote, uint64_t len, int to_remote)
+{
+	return -EOPNOTSUPP;
+}
+
+/**
  * os_mem_free() - free os_mem_alloc()'s memory.
  * @p: the memory (NULL is ignored).
  * @size: its size (unused: vfree knows).

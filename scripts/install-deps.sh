@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages accdma needs to build and test, skipping those present.
-#   build:     gcc make libnuma-dev libcmocka-dev pkg-config
+#   build:     gcc make libnuma-dev libcmocka-dev libibverbs-dev (the verbs transport) pkg-config
 #   tests:     numactl (placement checks), clang (make fuzz), gnuplot-nox (make plot),
 #              python3 (accdma-bw's trace-summary check, man/gen-man3.py),
 #              groff-base, man-db (the manual pages' check and `man`)
@@ -15,7 +15,7 @@
 #              which .ci/run sets)
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -eu
-pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev pkg-config numactl clang gnuplot-nox python3 groff-base man-db"
+pkgs="gcc make libc6-dev libnuma-dev libcmocka-dev libibverbs-dev pkg-config numactl clang gnuplot-nox python3 groff-base man-db"
 [ "${TORCH:-0}" = 1 ] && pkgs="$pkgs python3-torch libtorch-dev pybind11-dev python3-pytest"
 [ "${PEERS:-0}" = 1 ] && pkgs="$pkgs openmpi-bin libopenmpi-dev ucx-utils"
 [ "${VM:-0}" = 1 ] && pkgs="$pkgs qemu-system-x86 linux-image-amd64 linux-headers-amd64 rdma-core \

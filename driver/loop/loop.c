@@ -10,29 +10,21 @@
  * target's region table. So the whole cross-host protocol (eager, rendezvous,
  * truncation, failure, cancel, reset, writes) runs in `make check`, under the
  * sanitizers, with no RDMA device.
- *
- * An inbox is a ring of messages under a mutex that doubles when full: a
- * test double, so simple beats lean.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/inbox.h"
 #include "driver/internal.h"
 #include "driver/loop/loop.h"
 #include "fw_stub/link.h"
 
-struct loop_inbox {
-	pthread_mutex_t lock;
-	struct q_msg *msgs;
-	uint32_t head, count, cap;
-};
-
 struct loop_link {
 	struct fw_link link; /* first: the engines' handle is this */
 	struct accdma_world *w;
-	struct loop_inbox *inbox; /* by device */
+	struct drv_inbox *inbox; /* by device */
 	_Atomic uint64_t counts[DRV_LOOP__COUNT]; /* what crossed the link, for the tests */
 };
 
@@ -41,42 +33,15 @@ static struct loop_link *loop_of(struct fw_link *l)
 	return (struct loop_link *)l;
 }
 
-static int inbox_grow(struct loop_inbox *b)
-{
-	uint32_t cap = b->cap ? 2 * b->cap : 64;
-	struct q_msg *m = malloc((size_t)cap * sizeof(*m));
-
-	if (!m)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < b->count; i++)
-		m[i] = b->msgs[(b->head + i) % b->cap];
-	free(b->msgs);
-	b->msgs = m;
-	b->head = 0;
-	b->cap = cap;
-	return 0;
-}
-
 static int loop_send(struct fw_link *l, const struct q_msg *m)
 {
 	struct loop_link *ll = loop_of(l);
 	struct accdma_world *w = ll->w;
-	struct loop_inbox *b;
 	uint32_t dst = (uint32_t)m->dst;
-	int rc = 0;
 
 	if (dst >= w->a.g.ndev)
 		return -EPIPE;
-	b = &ll->inbox[dst];
-	pthread_mutex_lock(&b->lock);
-	if (b->count == b->cap)
-		rc = inbox_grow(b);
-	if (!rc) {
-		memcpy(&b->msgs[(b->head + b->count) % b->cap], m, q_msg_bytes(m));
-		b->count++;
-	}
-	pthread_mutex_unlock(&b->lock);
-	if (rc)
+	if (drv_inbox_put(&ll->inbox[dst], m))
 		return -EPIPE; /* out of memory: as good as a link that broke */
 	if (m->type < Q_MSG__COUNT)
 		atomic_fetch_add_explicit(&ll->counts[m->type], 1, memory_order_relaxed);
@@ -87,20 +52,7 @@ static int loop_send(struct fw_link *l, const struct q_msg *m)
 
 static int loop_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
 {
-	struct loop_inbox *b = &loop_of(l)->inbox[dev];
-	int got = 0;
-
-	pthread_mutex_lock(&b->lock);
-	if (b->count) {
-		const struct q_msg *src = &b->msgs[b->head];
-
-		memcpy(m, src, q_msg_bytes(src));
-		b->head = (b->head + 1) % b->cap;
-		b->count--;
-		got = 1;
-	}
-	pthread_mutex_unlock(&b->lock);
-	return got;
+	return drv_inbox_take(&loop_of(l)->inbox[dev], m);
 }
 
 /* Where (@dev, @key, @off, @len) is, checked as the target's NIC would. */
@@ -152,10 +104,8 @@ static void loop_close(struct accdma_world *w)
 	drv_transport_local.close(w);
 	if (!ll)
 		return;
-	for (uint32_t d = 0; ll->inbox && d < w->a.g.ndev; d++) {
-		pthread_mutex_destroy(&ll->inbox[d].lock);
-		free(ll->inbox[d].msgs);
-	}
+	for (uint32_t d = 0; ll->inbox && d < w->a.g.ndev; d++)
+		drv_inbox_fini(&ll->inbox[d]);
 	free(ll->inbox);
 	free(ll);
 	w->tp_state = NULL;
@@ -176,7 +126,7 @@ static int loop_open(struct accdma_world *w)
 	if (!ll->inbox)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < w->a.g.ndev; d++)
-		pthread_mutex_init(&ll->inbox[d].lock, NULL);
+		drv_inbox_init(&ll->inbox[d]);
 	rc = drv_transport_local.open(w);
 	if (rc)
 		return rc;

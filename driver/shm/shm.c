@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,9 +123,11 @@ static const char *map_all(struct accdma_world *w, struct drv_shm *s, const int 
 		if (!s->seg[i])
 			return "cannot map a device memory segment (wrong size, or out of memory)";
 		s->seg_len[i] = len;
-		for (int k = 0; k < s->procs[i].count; k++)
+		for (int k = 0; k < s->procs[i].count; k++) {
 			dma_space_set_segment(&w->space, (uint32_t)(s->procs[i].first + k),
 					      s->seg[i] + (uint64_t)k * s->stride, s->stride);
+			dma_space_set_pid(&w->space, (uint32_t)(s->procs[i].first + k), s->procs[i].pid);
+		}
 	}
 	/* Our devices' memory goes on their NUMA nodes before anyone touches it. */
 	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
@@ -348,14 +351,39 @@ void drv_shm_close(struct accdma_world *w)
 	w->tp_state = NULL;
 }
 
+/*
+ * Caller memory is in no segment a peer maps: peers reach it by cross-memory
+ * attach (process_vm_readv/writev, as Open MPI's vader does for large
+ * messages), which the kernel allows to a process that may ptrace us. Yama's
+ * ptrace_scope 1 allows only our ancestors, unless we name a tracer: we let
+ * any process of ours (PR_SET_PTRACER_ANY; the kernel still requires our
+ * uid). Scope 2 and 3 refuse it: -EPERM, said once, and the caller keeps
+ * using device memory.
+ * The region's offset is the address here; our own engines use the private
+ * record (dma_space_set_reg()), peers the shared one.
+ */
 static int shm_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
 {
-	(void)w;
+	static int said;
+	int scope = 0;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+
 	(void)dev;
-	(void)addr;
 	(void)size;
-	(void)off;
-	return -EOPNOTSUPP; /* caller memory is in no segment a peer maps */
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 2 || (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0))) {
+		if (!said++ && w->opts.log_level >= 1)
+			fprintf(stderr, "accdma: accdma_mem_register over shm needs cross-memory attach, "
+					"which kernel.yama.ptrace_scope=%d refuses: use accdma_mem_alloc()\n",
+				scope);
+		return -EPERM;
+	}
+	*off = (uint64_t)(uintptr_t)addr;
+	return 0;
 }
 
 const struct drv_transport drv_transport_shm = {

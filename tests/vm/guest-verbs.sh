@@ -65,8 +65,9 @@ if [ -s /vmtest/files/verbs-tests.list ]; then
 			;;
 		esac
 		_prog=$(basename "$_prog")
+		_name=$(echo "$_prog $_args" | sed 's/^ *//; s/ *$//; s/  */_/g')
 		# shellcheck disable=SC2086 # the list's arguments, split
-		VMTEST_TIMEOUT=$_limit vmtest "$_prog" "/vmtest/bin/$_prog" $_args < /dev/null
+		VMTEST_TIMEOUT=$_limit vmtest "$_name" "/vmtest/bin/$_prog" $_args < /dev/null
 	done
 fi
 
@@ -147,10 +148,44 @@ bench() {
 # whole boot past its limit.
 BENCH_BUDGET=${BENCH_BUDGET:-360}
 over_budget() { [ "$(cut -d. -f1 /proc/uptime)" -ge "$BENCH_BUDGET" ]; }
+# accdma_once SIZE ITERS [lat]: accdma-bw over the verbs transport, two ranks
+# (rank 0 on rxe0, rank 1 on rxe1) started by accdma-run: the pair pattern's
+# bandwidth in Gb/s (its GB/s times 8, perftest's unit), or with "lat" the
+# p50 of an 8-byte round in usec. Prints the value, or nothing.
+accdma_once() {
+	_a="-p pair -m chain -s $1 -n $2 -r 1 --csv --no-memcpy"
+	[ -n "${3:-}" ] && _a="$_a -l"
+	# shellcheck disable=SC2086 # the options, split
+	/vmtest/bin/accdma-run -n 2 -- env ACCDMA_TRANSPORT=verbs ACCDMA_IB_DEV=rxe0,rxe1 \
+		/vmtest/bin/accdma-bw -t verbs $_a > /tmp/abw.out 2>&1
+	awk -F, -v s="$1" -v lat="${3:-}" '$1 == "pair" && $2 == "chain" && $3 == s {
+		v = lat ? $17 : $10 * 8 } END { if (v != "") print v }' /tmp/abw.out
+}
+# bench_accdma SIZE ITERS RUNS [lat]: `VMBENCH accdma-bw-pair SIZE VALUE UNIT`, the median of RUNS.
+bench_accdma() {
+	_u=Gb/s
+	[ -n "${4:-}" ] && _u=usec
+	if over_budget; then
+		vmbench "accdma-bw-pair $1 none (skipped: the guest is past BENCH_BUDGET=$BENCH_BUDGET s)"
+		return 0
+	fi
+	: > /tmp/abw.vals
+	_k=0
+	while [ $_k -lt "$3" ]; do
+		accdma_once "$1" "$2" "${4:-}" >> /tmp/abw.vals
+		_k=$((_k + 1))
+	done
+	[ -s /tmp/abw.vals ] || { echo "bench: accdma-bw $1 gave no result:" >&2; tail -n 8 /tmp/abw.out >&2; }
+	_med=$(sort -g /tmp/abw.vals | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	vmbench "accdma-bw-pair $1 ${_med:-none} $_u (median of $(wc -l < /tmp/abw.vals): $(tr '\n' ' ' < /tmp/abw.vals | sed 's/ $//'))"
+}
 # (The functions' variables are global in sh: these loop variables are named apart.)
+# perftest and accdma-bw interleaved, size by size, in the same boot.
 for size in 65536 1048576 4194304; do
 	case $size in 65536) iters=200 ;; 1048576) iters=40 ;; *) iters=12 ;; esac
 	bench ib_write_bw $size $iters
 	bench ib_read_bw $size $iters
+	bench_accdma $size $iters 1
 done
 bench ib_send_lat 8 1000 3
+bench_accdma 8 1000 3 lat

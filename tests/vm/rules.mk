@@ -18,8 +18,11 @@ VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
                      awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
 .PHONY: check-verbs check-vm-smoke check-kmod bench-kmod
-check-verbs: $(VERBS_TEST_BINS)
-	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS)" EXTRA_FILES="$(VERBS_LIST)" \
+# What the listed programs run: the tools, and queue-tester's scenarios.
+VERBS_TOOLS := $(B)/queue-tester $(B)/accdma-run $(B)/accdma-bw
+check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
+	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS) $(VERBS_TOOLS)" \
+	  EXTRA_FILES="$(VERBS_LIST) tests/scenarios" \
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
 
 check-vm-smoke:

@@ -63,7 +63,8 @@ static void usage(FILE *f)
 		"usage: queue-tester [options] FILE|DIR...\n"
 		"Runs accdma scenarios (docs/scenarios.md) and checks every byte.\n"
 		"A DIR runs every *.acc file in it, in name order.\n\n"
-		"  -t, --transport T     local (default), shm, kmod or loop. loop: every device a host of\n"
+		"  -t, --transport T     local (default), shm, kmod, verbs or loop. verbs: one rank per process\n"
+		"                        under a launcher, across hosts over RDMA. loop: every device a host of\n"
 		"                        its own, joined by messages (the cross-host protocol's\n"
 		"                        test double). shm: one process per device;\n"
 		"                        under a launcher (accdma-run, torchrun, mpirun) this\n"
@@ -535,6 +536,11 @@ static int shm_setup(struct cli *c)
 			"(RANK must be in 0..WORLD_SIZE-1)\n");
 		return -1;
 	}
+	if (e == 0 && c->ro.transport == ACCDMA_TRANSPORT_VERBS) {
+		fprintf(stderr, "queue-tester: -t verbs runs one rank per process: start it under a "
+			"launcher (accdma-run, torchrun, mpirun, srun)\n");
+		return -1;
+	}
 	if (e == 0) {
 		if (c->result_fd >= 0) {
 			fprintf(stderr, "queue-tester: --result-fd is for ranks that queue-tester "
@@ -720,8 +726,9 @@ int main(int argc, char **argv)
 	}
 	if (c.random && !c.seed_set)
 		c.seed = (uint64_t)time(NULL);
-	/* kmod, like shm: one process per device (the engines in accdma.ko) */
-	if ((c.ro.transport == ACCDMA_TRANSPORT_SHM || c.ro.transport == ACCDMA_TRANSPORT_KMOD) &&
+	/* kmod and verbs, like shm: one process per device (or rank) */
+	if ((c.ro.transport == ACCDMA_TRANSPORT_SHM || c.ro.transport == ACCDMA_TRANSPORT_VERBS ||
+	     c.ro.transport == ACCDMA_TRANSPORT_KMOD) &&
 	    shm_setup(&c))
 		return c.world ? 1 : 2;
 	if (!c.list && c.result_fd < 0)

@@ -7,7 +7,10 @@
 same two ranks runs the same loops. Rank 0 prints one line per measure:
 the round's mean and p50 in microseconds (rank 0 send, rank 1 recv and
 send back, rank 0 recv), and for 16 MiB the bandwidth 2 x 16 MiB / round.
-"device memory" rows use accdma_torch.empty() tensors (no staging copy).
+"device memory" rows use accdma_torch.empty() tensors (no staging copy);
+the plain "accdma" 16 MiB row stages the send and receives into the tensor
+itself (registered: 2 copies), "staged" stages both (3), "send_direct"
+sends from the tensor too (1 copy: cross-memory attach).
 """
 import argparse
 import statistics
@@ -60,9 +63,20 @@ def main():
         res.append(measure(r, name, torch.zeros(1, dtype=torch.float64),
                            torch.zeros(1, dtype=torch.float64), n, group, n // 10))
     big = 16 << 20
+    pg = dist.distributed_c10d._get_default_group()
     for name, group in (("accdma", None), ("gloo", gl)):
         res.append(measure(r, name, torch.ones(big // 4), torch.zeros(big // 4),
                            args.big_rounds, group, 3))
+    # ordinary tensors, three ways: staged both sides (3 copies), the default
+    # (staged send, registered recv: 2), and sends from the tensor too (1)
+    pg.register_tensors = False
+    res.append(measure(r, "accdma staged", torch.ones(big // 4), torch.zeros(big // 4),
+                       args.big_rounds, None, 3))
+    pg.register_tensors = True
+    pg.send_direct = True
+    res.append(measure(r, "accdma send_direct", torch.ones(big // 4), torch.zeros(big // 4),
+                       args.big_rounds, None, 3))
+    pg.send_direct = False
     res.append(measure(r, "accdma device memory", accdma_torch.empty(big // 4),
                        accdma_torch.empty(big // 4), args.big_rounds, None, 3))
     res.append(measure(r, "accdma device memory", accdma_torch.empty(1, dtype=torch.float64),
@@ -76,7 +90,9 @@ def main():
         by = {(m["name"], m["bytes"]): m["mean_us"] for m in res}
         print(f"8 B round: gloo / accdma = {by[('gloo', 8)] / by[('accdma', 8)]:.1f}x")
         print(f"16 MiB: accdma / gloo bandwidth = {by[('gloo', big)] / by[('accdma', big)]:.2f}x"
-              f" (device memory: {by[('gloo', big)] / by[('accdma device memory', big)]:.2f}x)")
+              f" (device memory: {by[('gloo', big)] / by[('accdma device memory', big)]:.2f}x,"
+              f" staged: {by[('gloo', big)] / by[('accdma staged', big)]:.2f}x,"
+              f" send_direct: {by[('gloo', big)] / by[('accdma send_direct', big)]:.2f}x)")
     dist.barrier()
     dist.destroy_process_group()
 

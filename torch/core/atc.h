@@ -145,6 +145,7 @@ struct atc_opdesc {
 	int guard_of;     /* an after_all guarding recv @guard_of: -1 for none */
 	int guarded;      /* a recv consumed by its guard, which checks its length */
 	uint64_t expect;  /* a guarded recv: the bytes it must receive */
+	int src_dev;      /* a guarded recv, once consumed: the device whose message it took */
 };
 
 /** struct atc_red - the argument of one reduction exec op. */

@@ -137,7 +137,10 @@ char *atc_describe(const struct atc_oplist *ol, int i, char *buf, size_t size)
 	const char *dir = d->kind == ACCDMA_OP_SEND ? "to" : "from";
 	uint64_t tag = d->tag & ~(ATC_TAG_COLL | ((uint64_t)ATC_GID_MAX << ATC_GID_SHIFT));
 
-	if (d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV) {
+	if (d->kind == ACCDMA_OP_RECV && d->peer < 0) {
+		snprintf(buf, size, "%s: recv from any rank (tag %llu, %llu bytes)", d->what,
+			 (unsigned long long)tag, (unsigned long long)d->bytes);
+	} else if (d->kind == ACCDMA_OP_SEND || d->kind == ACCDMA_OP_RECV) {
 		if (d->tag & ATC_TAG_COLL)
 			snprintf(buf, size, "%s: %s %s rank %d (%llu bytes)", d->what,
 				 accdma_op_kind_str(d->kind), dir, d->peer,
@@ -205,7 +208,7 @@ static void stuck_msg(struct atc_world *aw, const struct atc_oplist *ol, int i, 
  * another negative errno from the library. */
 static int consume(struct atc_world *aw, struct atc_oplist *ol, int i, int64_t ms)
 {
-	struct accdma_op_info info;
+	uint64_t moved;
 	int rc, r = ol->desc[i].guard_of;
 
 	rc = ms < 0 ? accdma_test(aw->w, ol->tok[i], &ol->st[i]) :
@@ -215,14 +218,14 @@ static int consume(struct atc_world *aw, struct atc_oplist *ol, int i, int64_t m
 	ol->tok[i] = 0;
 	if (r < 0)
 		return 0;
-	info.moved = ol->desc[r].expect;
-	if (accdma_op_info(aw->w, ol->tok[r], &info) ||
-	    accdma_wait(aw->w, ol->tok[r], 0, &ol->st[r]))
+	moved = ol->desc[r].expect;
+	/* the source too: an any-source recv's is known only here */
+	if (accdma_wait_source(aw->w, ol->tok[r], 0, &ol->st[r], &moved, &ol->desc[r].src_dev))
 		ol->st[r] = ACCDMA_ST_FLUSHED;
 	ol->tok[r] = 0;
-	if (ol->st[r] == ACCDMA_OK && info.moved != ol->desc[r].expect && !ol->short1) {
+	if (ol->st[r] == ACCDMA_OK && moved != ol->desc[r].expect && !ol->short1) {
 		ol->short1 = r + 1;
-		ol->got = info.moved;
+		ol->got = moved;
 	}
 	return 0;
 }

@@ -147,6 +147,7 @@ void Group::reap_locked() {
     }
     for (auto& b : o.bufs)
       atc_buf_put(aw, &b);
+    unregister_locked(o.regs, true);
     atc_ops_free(&o.ol);
     it = orphans.erase(it);
   }
@@ -237,13 +238,42 @@ void Group::drain() {
         }
       for (auto& b : o->bufs)
         atc_buf_put(aw, &b);
+      unregister_locked(o->regs, true);
     } else if (atc_cancel(aw, &o->ol, 1000)) {
       for (auto& b : o->bufs)
         atc_buf_put(aw, &b);
+      unregister_locked(o->regs, true);
+    } else {
+      unregister_locked(o->regs, false);
     }
     atc_ops_free(&o->ol);
   }
   orphans.clear();
+}
+
+// Smaller tensors are staged: a copy of them costs less than registering
+// (a region slot, and a scan of the queues when it is freed).
+constexpr uint64_t kRegisterMin = 64 << 10;
+
+bool Group::try_register(const at::Tensor& t, uint64_t bytes, RegTensor* out) {
+  if (!reg_on || bytes < kRegisterMin || !t.is_contiguous() || !aw)
+    return false;
+  int rc = accdma_mem_register(aw->w, aw->dev, t.data_ptr(), bytes, &out->key);
+  if (rc == -EPERM || rc == -EOPNOTSUPP) {
+    reg_on = false; // said once by the library; staging from now on
+    return false;
+  }
+  if (rc)
+    return false; // out of region slots: stage this one
+  out->t = t;
+  return true;
+}
+
+void Group::unregister_locked(std::vector<RegTensor>& regs, bool reusable) {
+  for (auto& r : regs)
+    if (!reusable || !aw || accdma_mem_free(aw->w, aw->dev, r.key))
+      pinned.push_back(r.t); // an op may still name it: its memory must stay
+  regs.clear();
 }
 
 // ---- helpers -------------------------------------------------------------
@@ -312,6 +342,8 @@ c10::intrusive_ptr<ProcessGroupAccdma> create(const c10::intrusive_ptr<c10d::Sto
   g->size = size;
   g->timeout_ms = timeout_ms;
   g->send_bound = env_bytes("ACCDMA_TORCH_SEND_BUFFER", kDefaultSendBound);
+  g->reg_on = env_bytes("ACCDMA_TORCH_REGISTER", 1) != 0;
+  g->send_direct = env_bytes("ACCDMA_TORCH_SEND_DIRECT", 0) != 0;
   g->store = store;
   if (globals.empty())
     for (int i = 0; i < size; i++)

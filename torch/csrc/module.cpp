@@ -4,6 +4,7 @@
 // creator and shutdown call.
 #include <torch/extension.h>
 #include <torch/csrc/utils/pybind.h>
+#include <pybind11/stl.h>
 
 #include "pg.hpp"
 
@@ -18,6 +19,21 @@ PYBIND11_MODULE(_C, m) {
            "Why the group is broken, or '' while it is usable.")
       .def("buffered_bytes", &accdma_torch::ProcessGroupAccdma::buffered_bytes,
            "Bytes of sends held in device memory until their recvs match.")
+      .def("copy_counts", &accdma_torch::ProcessGroupAccdma::copy_counts,
+           "How point-to-point ops moved their tensors: registered_sends/_recvs (the "
+           "library reads or writes the tensor itself: one copy), staged_sends/_recvs.")
+      .def_property(
+          "send_direct",
+          [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->send_direct; },
+          [](accdma_torch::ProcessGroupAccdma& pg, bool on) { pg.group()->send_direct = on; },
+          "Sends of ordinary tensors from the tensor itself (done once the recv has it); "
+          "ACCDMA_TORCH_SEND_DIRECT sets it at creation.")
+      .def_property(
+          "register_tensors",
+          [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->reg_on; },
+          [](accdma_torch::ProcessGroupAccdma& pg, bool on) { pg.group()->reg_on = on; },
+          "Recvs (and direct sends) of contiguous tensors of 64 KiB or more register them "
+          "with the library instead of staging; ACCDMA_TORCH_REGISTER=0 clears it at creation.")
       .def_property_readonly("send_bound",
                              [](accdma_torch::ProcessGroupAccdma& pg) {
                                return pg.group()->send_bound;

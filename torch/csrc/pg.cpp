@@ -28,6 +28,7 @@ WorkAccdma::~WorkAccdma() {
     o->ol = ol;
     ol = atc_oplist{};
     o->bufs = std::move(bufs);
+    o->regs = std::move(regs);
     o->on_ok = std::move(on_ok);
     std::lock_guard<std::mutex> gl(g_->mu);
     g_->orphans.push_back(std::move(o));
@@ -37,11 +38,20 @@ WorkAccdma::~WorkAccdma() {
 }
 
 void WorkAccdma::release_locked(bool reusable) {
+  for (int i = 0; i < ol.n && source_ < 0; i++) // kept for sourceRank()
+    if (ol.desc[i].kind == ACCDMA_OP_RECV && ol.st[i] == ACCDMA_OK)
+      for (int r = 0; r < g_->size; r++)
+        if (g_->devs[r] == ol.desc[i].src_dev)
+          source_ = r;
   if (g_->aw)
     for (auto& b : bufs)
       if (reusable)
         atc_buf_put(g_->aw, &b);
   bufs.clear();
+  if (!regs.empty()) {
+    std::lock_guard<std::mutex> gl(g_->mu);
+    g_->unregister_locked(regs, reusable);
+  }
   atc_ops_free(&ol);
 }
 
@@ -138,6 +148,13 @@ bool WorkAccdma::wait(std::chrono::milliseconds timeout) {
 
 std::vector<at::Tensor> WorkAccdma::result() { return outputs; }
 
+int WorkAccdma::sourceRank() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (!completed_ || exception_ || source_ < 0)
+    throw std::runtime_error("accdma: sourceRank: not a recv that completed");
+  return source_;
+}
+
 c10::intrusive_ptr<c10::ivalue::Future> WorkAccdma::getFuture() {
   auto f = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
   try {
@@ -171,6 +188,13 @@ int64_t ProcessGroupAccdma::op_timeout(std::chrono::milliseconds t) const {
 std::string ProcessGroupAccdma::broken_reason() {
   std::lock_guard<std::mutex> l(g_->mu);
   return g_->broken;
+}
+
+std::map<std::string, uint64_t> ProcessGroupAccdma::copy_counts() {
+  return {{"registered_sends", g_->n_reg_send.load()},
+          {"registered_recvs", g_->n_reg_recv.load()},
+          {"staged_sends", g_->n_staged_send.load()},
+          {"staged_recvs", g_->n_staged_recv.load()}};
 }
 
 uint64_t ProcessGroupAccdma::buffered_bytes() {
@@ -213,11 +237,31 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
     op.key = key;
     op.offset = off;
     op.length = bytes;
-    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
     check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
     w->outputs = {t};
     return w;
   }
+  RegTensor reg;
+  if (g_->send_direct && g_->try_register(t, bytes, &reg)) {
+    // Registered (ACCDMA_TORCH_SEND_DIRECT): sent from where it is, one copy
+    // by the recv's engine, done once the recv has it.
+    auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
+                                             g_->timeout_ms);
+    struct accdma_op op = {};
+    op.kind = ACCDMA_OP_SEND;
+    op.peer = g_->devs[dst];
+    op.tag = utag;
+    op.key = reg.key;
+    op.length = bytes;
+    w->regs.push_back(reg);
+    w->outputs = {t};
+    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
+    check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
+    g_->n_reg_send++;
+    return w;
+  }
+  g_->n_staged_send++;
   auto e = std::make_shared<SendEntry>();
   e->buf = get_buf(*g_, bytes);
   e->bytes = std::max<uint64_t>(bytes, 1); // a zero-length tensor travels as one byte
@@ -228,7 +272,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
   op.tag = utag;
   op.key = e->buf.key;
   op.length = e->bytes;
-  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0};
+  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
   int rc = atc_post(g_->aw, &e->ol, &op, &d, g_->timeout_ms, nullptr);
   if (rc) {
     atc_buf_put(g_->aw, &e->buf);
@@ -248,18 +292,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>& tensors, int src,
                                                         int tag) {
-  const at::Tensor& t = one_tensor(tensors, "recv");
   check_peer(*g_, src, "recv");
+  return post_recv(tensors, src, tag, "recv");
+}
+
+// A recv from group rank @src, or from any member (-1: the library's any-source
+// recv; the group's id in the tag keeps other groups' messages out).
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Tensor>& tensors,
+                                                             int src, int tag, const char* what) {
+  const at::Tensor& t = one_tensor(tensors, what);
   uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
   g_->check_usable(); // and finishes what completed
   auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::RECV, "recv",
                                            g_->timeout_ms);
   struct accdma_op op = {};
   op.kind = ACCDMA_OP_RECV;
-  op.peer = g_->devs[src];
+  op.peer = src < 0 ? ACCDMA_ANY_SOURCE : g_->devs[src];
   op.tag = utag;
   op.length = std::max<uint64_t>(bytes, 1);
-  atc_opdesc d = {ACCDMA_OP_RECV, src, utag, bytes, "recv", -1, 0, 0};
+  atc_opdesc d = {ACCDMA_OP_RECV, src, utag, bytes, what, -1, 0, 0, -1};
   w->outputs = {t};
   if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &op.key,
                                                  &op.offset)) {
@@ -268,6 +319,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>&
                "a recv");
     return w;
   }
+  RegTensor reg;
+  if (g_->try_register(t, bytes, &reg)) {
+    // Registered: the engine copies the message into the tensor itself.
+    op.key = reg.key;
+    op.offset = 0;
+    w->regs.push_back(reg);
+    check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, bytes, g_->timeout_ms, nullptr),
+               "a recv");
+    g_->n_reg_recv++;
+    return w;
+  }
+  g_->n_staged_recv++;
   atc_buf b = get_buf(*g_, bytes);
   w->bufs.push_back(b);
   op.key = b.key;
@@ -278,10 +341,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>&
   return w;
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recvAnysource(std::vector<at::Tensor>&, int) {
-  throw std::invalid_argument(
-      "accdma: recv from any source is not supported yet (the library has no any-source "
-      "recv): pass src");
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                                 int tag) {
+  return post_recv(tensors, -1, tag, "recv");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::barrier(const c10d::BarrierOptions& opts) {

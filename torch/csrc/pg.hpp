@@ -6,8 +6,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,11 +29,21 @@ struct SendEntry {
   bool done = false;
 };
 
+// An ordinary tensor registered with the library for one op (accdma_mem_register):
+// the engines move its bytes with no staging copy (over shm, the other
+// process's engine reaches it by cross-memory attach). The reference keeps
+// its memory alive while an op may name it.
+struct RegTensor {
+  accdma_key key = 0;
+  at::Tensor t;
+};
+
 // The ops of a Work dropped before it completed: they go on, and a later
 // call on the group (or its end) finishes them, copying results out.
 struct Orphan {
   atc_oplist ol{};
   std::vector<atc_buf> bufs;
+  std::vector<RegTensor> regs;
   std::function<void()> on_ok;
 };
 
@@ -51,6 +63,19 @@ struct Group {
   uint64_t send_bytes = 0;
   bool warned = false;
   std::deque<std::unique_ptr<Orphan>> orphans;
+  // Registering ordinary tensors (ACCDMA_TORCH_REGISTER, ACCDMA_TORCH_SEND_DIRECT):
+  bool reg_on = true;       // recvs (and direct sends) register contiguous tensors
+  bool send_direct = false; // sends register too: done once the recv has the data
+  std::vector<at::Tensor> pinned; // registered tensors an op may still name: never freed
+  // How each p2p op moved its tensor (tests check which path was taken).
+  std::atomic<uint64_t> n_reg_send{0}, n_reg_recv{0}, n_staged_send{0}, n_staged_recv{0};
+
+  // Register @t (contiguous, @bytes) for one op: false to stage it instead
+  // (too small, not allowed here, out of region slots).
+  bool try_register(const at::Tensor& t, uint64_t bytes, RegTensor* out);
+  // Give registered tensors back once their ops are done (@reusable), else
+  // keep them pinned. The caller holds mu.
+  void unregister_locked(std::vector<RegTensor>& regs, bool reusable);
 
   ~Group();
   // Wait (bounded) for the buffered sends to land and free their staging.
@@ -82,6 +107,8 @@ class WorkAccdma : public c10d::Work {
   std::exception_ptr exception() const override;
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   std::vector<at::Tensor> result() override;
+  // A recv's source (group rank), once complete: dist.recv(t) without src returns it.
+  int sourceRank() const override;
   void abort() override;
   // Waits, then returns a completed future (DDP's comm hooks take one).
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
@@ -91,12 +118,14 @@ class WorkAccdma : public c10d::Work {
   std::function<void()> on_ok;      // copies results out of staging
   std::vector<at::Tensor> outputs;
   std::shared_ptr<SendEntry> send;  // a send: done when buffered within the bound
+  std::vector<RegTensor> regs;      // registered tensors its ops name
 
  private:
   bool progress_locked(int64_t ms); // ms < 0: only test
   void fail_locked(const std::string& msg, bool breaks);
   void release_locked(bool reusable);
   std::shared_ptr<Group> g_;
+  int source_ = -1; // a recv that completed: the group rank it took its message from
   const char* name_;
   int64_t timeout_ms_;
 };
@@ -151,10 +180,14 @@ class ProcessGroupAccdma : public c10d::ProcessGroup {
   std::string broken_reason();
   // Bytes of sends held in device memory waiting for their recvs.
   uint64_t buffered_bytes();
+  // How p2p ops moved their tensors: registered (one copy) or staged.
+  std::map<std::string, uint64_t> copy_counts();
   const std::shared_ptr<Group>& group() const { return g_; }
 
  private:
   int64_t op_timeout(std::chrono::milliseconds t) const;
+  c10::intrusive_ptr<c10d::Work> post_recv(std::vector<at::Tensor>& tensors, int src, int tag,
+                                           const char* what);
   c10::intrusive_ptr<WorkAccdma> ring_allreduce(const at::Tensor& t, int op, int64_t timeout,
                                                 const char* name);
   std::shared_ptr<Group> g_;

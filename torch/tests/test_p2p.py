@@ -58,3 +58,33 @@ def test_accdma_groups_beside_gloo_default(accdma_run):
     assert res.of("done") == {r: "gloo_default" for r in range(3)}
     assert res.of("ring") == {0: 2.0, 1: 0.0, 2: 1.0}
     assert res.of("pair") == {1: [20.0] * 3, 2: [10.0] * 3}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_recv_any_source(accdma_run, n):
+    res = accdma_run(n, "any")
+    assert res.of("done") == {r: "any" for r in range(n)}
+    for tag, got in res.of("any_order")[0].items():
+        for s in range(1, n):  # every message once, FIFO per source
+            assert [k for src, k in got if src == s] == list(range(4)), (tag, got)
+    assert res.of("mixed")[0] == [[1.0, 1.0], [2.0, 2.0], 1]
+    assert res.of("sub")[0] == [q for q in range(1, n) if q % 2]
+
+
+def test_registered_tensors(accdma_run):
+    """Ordinary tensors take the single-copy path (accdma_mem_register over shm)."""
+    res = accdma_run(2, "register")
+    assert res.of("done") == {0: "register", 1: "register"}
+    c = res.of("counts")
+    # recvs of 1 MiB into ordinary tensors: registered (2 + 1 + 1 large contiguous on rank 1)
+    assert c[1]["registered_recvs"] == 3 and c[0]["registered_recvs"] == 2
+    # with send_direct, each rank's large send came from the tensor itself
+    assert c[0]["registered_sends"] == 1 and c[1]["registered_sends"] == 1
+    # the small one, the non-contiguous one and the default sends were staged
+    assert c[1]["staged_recvs"] == 2 and c[0]["staged_sends"] == 4
+
+
+def test_registered_off(accdma_run):
+    res = accdma_run(2, "register", env={"ACCDMA_TORCH_REGISTER": "0"})
+    c = res.of("counts")
+    assert c[0]["registered_recvs"] == 0 and c[1]["registered_sends"] == 0

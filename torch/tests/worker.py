@@ -210,7 +210,6 @@ def sc_p2p():
 
     # clear errors
     raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
-    raises(lambda: dist.recv(torch.ones(1)), "any source")
     raises(lambda: dist.send(torch.ones(1), 5), "not in the group")
 
     # a recv bigger than the message: named, and the group still works
@@ -323,6 +322,107 @@ def sc_bound():
     dist.barrier()
     report("bound", bound)
     report("done", "bound")
+
+
+def sc_any():
+    """dist.recv(t) without src: rank 0 takes every other rank's messages as they
+    come, FIFO per source, returning the source; small and large; mixed with
+    a recv from a given source on the same tag; irecv; a subgroup."""
+    r, n = init()
+    K = 4
+    got = {}
+    for tag, size in ((0, 3), (1, 1 << 20)):  # eager, and rendezvous (4 MiB)
+        if r == 0:
+            got[tag], nxt = [], {s: 0 for s in range(1, n)}
+            for _ in range((n - 1) * K):
+                t = torch.full((size,), -1.0)
+                src = dist.recv(t, tag=tag)
+                k = nxt[src]
+                assert torch.all(t == 100.0 * src + k), (tag, src, k, t[0].item())
+                nxt[src] += 1
+                got[tag].append([src, k])
+            assert all(v == K for v in nxt.values()), nxt
+        else:
+            for k in range(K):
+                dist.send(torch.full((size,), 100.0 * r + k), 0, tag=tag)
+    if r == 0:
+        report("any_order", got)
+    dist.barrier()
+
+    # a given recv first, then any: rank 1's two messages, in order
+    if r == 0:
+        a, b = torch.zeros(2), torch.zeros(2)
+        dist.recv(a, 1, tag=9)
+        work = dist.irecv(b, tag=9)            # no src: any source
+        work.wait()
+        assert a.tolist() == [1.0, 1.0] and b.tolist() == [2.0, 2.0]
+        report("mixed", [a.tolist(), b.tolist(), work._source_rank()])
+    elif r == 1:
+        dist.send(torch.full((2,), 1.0), 0, tag=9)
+        dist.send(torch.full((2,), 2.0), 0, tag=9)
+    dist.barrier()
+
+    # a subgroup of the odd ranks and 0: sources come back as global ranks
+    members = [0] + [q for q in range(1, n) if q % 2]
+    sub = dist.new_group(members)
+    if r == 0:
+        seen = sorted(dist.recv(torch.zeros(1), group=sub) for _ in members[1:])
+        assert seen == members[1:], seen
+        report("sub", seen)
+    elif r in members:
+        dist.send(torch.tensor([float(r)]), 0, group=sub)
+    dist.barrier()
+    report("done", "any")
+
+
+def sc_register(mode="on"):
+    """Ordinary tensors moved with no staging copy (registered with the library):
+    recvs by default, sends with send_direct; small and non-contiguous ones staged."""
+    r, n = init()
+    pg = dist.distributed_c10d._get_default_group()
+    peer = 1 - r
+    big = 1 << 18  # 1 MiB of float32
+    before = pg.copy_counts()
+    # a staged send into a registered recv, both ways
+    for k in range(2):
+        if r == k:
+            dist.send(torch.arange(big, dtype=torch.float32) + k, peer)
+        else:
+            t = torch.zeros(big)
+            dist.recv(t, peer)
+            assert torch.equal(t, torch.arange(big, dtype=torch.float32) + k)
+    # registered on both sides: the recv's engine reads the sender's tensor
+    pg.send_direct = True
+    for k in range(2):
+        if r == k:
+            src = torch.arange(big, dtype=torch.float32) * 2 + k
+            dist.isend(src, peer).wait()
+        else:
+            t = torch.zeros(big)
+            dist.recv(t, peer)
+            assert torch.equal(t, torch.arange(big, dtype=torch.float32) * 2 + k)
+    pg.send_direct = False
+    # small and non-contiguous: staged
+    if r == 0:
+        dist.send(torch.tensor([1.0, 2.0, 3.0]), 1)
+        dist.send(torch.arange(2 * big, dtype=torch.float32), 1)
+    else:
+        x = torch.zeros(3)
+        dist.recv(x, 0)
+        yy = torch.zeros(2 * big)
+        dist.recv(yy, 0)
+        assert x.tolist() == [1.0, 2.0, 3.0] and torch.equal(yy, torch.arange(2 * big,
+                                                                           dtype=torch.float32))
+        nc = torch.zeros(4 * big)[::2]  # non-contiguous: gathered and scattered by torch
+    if r == 0:
+        dist.send(torch.arange(2 * big, dtype=torch.float32) + 5, 1)
+    else:
+        dist.recv(nc, 0)
+        assert torch.equal(nc, torch.arange(2 * big, dtype=torch.float32) + 5)
+    after = pg.copy_counts()
+    report("counts", {k: after[k] - before[k] for k in after})
+    dist.barrier()
+    report("done", "register")
 
 
 def sc_gloo_default():

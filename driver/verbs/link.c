@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * link.c - the engines' link (fw_stub/link.h) over libibverbs.
+ *
+ * One reliable-connected queue pair per pair of processes, one shared
+ * receive queue and one completion queue per process. A message is a SEND
+ * from a registered send buffer (inline when the device takes it) into a
+ * receive buffer of the peer's shared queue, which its poller hands to the
+ * device's inbox and posts again at once. A pull is an RDMA READ into the
+ * recv's registered memory, a write an RDMA WRITE, each checked against the
+ * region's published key and bounds first; the engine waits for its
+ * completion as it would for a memory copy. RNR retries are unlimited: a
+ * receiver short of buffers slows its senders down, never fails them.
+ *
+ * The poller thread polls the completion queue, spinning while traffic may
+ * be near, then sleeping on the completion channel. Any thread that waits
+ * for a completion polls too when the poller is not.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver/verbs/verbs.h"
+
+/* wr_id: what a completion is for, in its low bits. */
+#define WR_REQ 0u  /* a read or write: a struct vb_req's address */
+#define WR_SEND 1u /* a send buffer's index << 2 */
+#define WR_RECV 2u /* a receive buffer's index << 2 */
+
+/** struct vb_req - a read or write the calling engine waits for. */
+struct vb_req {
+	_Atomic int done;
+	enum ibv_wc_status status;
+} __attribute__((aligned(4)));
+
+static uint64_t ns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void vb_gid_str(const uint8_t *gid, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 16 && n + 3 < len; i += 2)
+		n += (size_t)snprintf(out + n, len - n, "%s%02x%02x", i ? ":" : "", gid[i], gid[i + 1]);
+}
+
+static struct vb *vb_link(struct fw_link *l)
+{
+	return (struct vb *)l;
+}
+
+static int post_recv(struct vb *v, uint32_t i)
+{
+	struct ibv_sge sge = { (uintptr_t)(v->rbuf + (size_t)i * VB_MSG_BYTES), VB_MSG_BYTES, v->rmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)i << 2) | WR_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(v->srq, &wr, &bad);
+}
+
+/**
+ * vb_mark_lost() - process @proc is gone (@why: Q_DEV_LOST_*): its devices are
+ * lost here, its queue pair is flushed (so that no read or write waits on
+ * it), and our engines look at their ops with it.
+ */
+void vb_mark_lost(struct vb *v, int proc, uint32_t why)
+{
+	struct accdma_world *w = v->w;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	uint32_t alive = 0;
+	int changed = 0;
+
+	if (proc < 0 || proc >= v->nprocs || proc == v->self)
+		return;
+	if (!atomic_compare_exchange_strong(&v->proc_lost[proc], &alive, 1))
+		return;
+	for (int d = proc * v->L; d < (proc + 1) * v->L; d++) {
+		uint32_t ok = Q_DEV_ALIVE;
+
+		changed |= atomic_compare_exchange_strong(&q_dev(&w->a, (uint32_t)d)->lost, &ok, why);
+	}
+	if (changed)
+		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
+	if (v->qp && v->qp[proc])
+		ibv_modify_qp(v->qp[proc], &a, IBV_QP_STATE);
+	if (why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
+		fprintf(stderr, "accdma: verbs: rank %d (%s) is gone; ops with it complete PEER_LOST\n", proc,
+			v->hellos[proc].dev);
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		q_device_kick(q_dev(&w->a, (uint32_t)d), 0, w->a.g.engines);
+}
+
+/* A message arrived in receive buffer @i: an engine's goes to its device's
+ * inbox, the link's own is answered by the caller after the poll. */
+static void arrived(struct vb *v, uint32_t i, uint32_t bytes, struct q_msg *ctl, int *nctl)
+{
+	const struct q_msg *m = (const struct q_msg *)(v->rbuf + (size_t)i * VB_MSG_BYTES);
+	struct accdma_world *w = v->w;
+	uint32_t dst = (uint32_t)m->dst;
+
+	if (bytes < Q_MSG_HEAD_BYTES || bytes != q_msg_bytes(m))
+		return; /* a torn or lying message: dropped */
+	if (m->type >= VB_PING) {
+		memcpy(&ctl[(*nctl)++], m, Q_MSG_HEAD_BYTES);
+		return;
+	}
+	if (dst < (uint32_t)w->first_local || dst >= (uint32_t)(w->first_local + w->nlocal))
+		return;
+	if (!drv_inbox_put(&v->inbox[dst], m))
+		q_engine_kick(q_dev(&w->a, dst), 0); /* the message is the doorbell */
+}
+
+/* The link's own messages, once the completion queue is let go. */
+static void serve_ctl(struct vb *v, const struct q_msg *m)
+{
+	int proc = m->src >= 0 ? vb_proc_of(v, (uint32_t)m->src) : -1;
+
+	if (proc < 0 || proc >= v->nprocs || proc == v->self)
+		return;
+	switch (m->type) {
+	case VB_PING:
+		atomic_store(&v->pings[proc], 1);
+		break;
+	case VB_REGION:
+	case VB_REVOKE:
+		vb_region_serve(v, m);
+		break;
+	case VB_ACK:
+		atomic_fetch_add(&v->acks, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Poll the completion queue once if nobody else is. Return: completions seen, -1 if busy. */
+static int poll_cq(struct vb *v)
+{
+	struct ibv_wc wc[32];
+	struct q_msg ctl[32];
+	int n, nctl = 0;
+
+	if (pthread_mutex_trylock(&v->cq_lock))
+		return -1;
+	n = ibv_poll_cq(v->cq, 32, wc);
+	for (int k = 0; k < n; k++) {
+		uint64_t id = wc[k].wr_id;
+		uint32_t i = (uint32_t)(id >> 2);
+
+		switch (id & 3) {
+		case WR_RECV:
+			if (wc[k].status != IBV_WC_SUCCESS)
+				break; /* flushed at close */
+			arrived(v, i, wc[k].byte_len, ctl, &nctl);
+			post_recv(v, i);
+			break;
+		case WR_SEND:
+			if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
+				vb_mark_lost(v, v->sproc[i], Q_DEV_LOST_DIED);
+			pthread_mutex_lock(&v->slock);
+			v->sfree[v->nsfree++] = i;
+			pthread_mutex_unlock(&v->slock);
+			break;
+		default: {
+			struct vb_req *r = (struct vb_req *)(uintptr_t)id;
+
+			r->status = wc[k].status;
+			atomic_store_explicit(&r->done, 1, memory_order_release);
+		}
+		}
+	}
+	pthread_mutex_unlock(&v->cq_lock);
+	for (int k = 0; k < nctl; k++)
+		serve_ctl(v, &ctl[k]);
+	return n < 0 ? 0 : n;
+}
+
+static void *poller_main(void *arg)
+{
+	struct vb *v = arg;
+	uint64_t spin = v->w->spin_ns ? v->w->spin_ns : 50000, idle = 0;
+
+	while (!atomic_load(&v->stop)) {
+		struct pollfd pf = { .fd = v->ch->fd, .events = POLLIN };
+		struct ibv_cq *cq;
+		void *ctx;
+		int n = poll_cq(v);
+
+		if (n != 0) {
+			idle = 0;
+			if (n < 0)
+				sched_yield();
+			continue;
+		}
+		if (!idle)
+			idle = ns_now();
+		if (ns_now() - idle < spin) {
+			sched_yield();
+			continue;
+		}
+		/* Arm, look once more, then sleep until a completion (or a look now and then for stop). */
+		ibv_req_notify_cq(v->cq, 0);
+		if (poll_cq(v) != 0)
+			continue;
+		if (poll(&pf, 1, 100) > 0 && !ibv_get_cq_event(v->ch, &cq, &ctx))
+			ibv_ack_cq_events(cq, 1);
+		idle = 0;
+	}
+	return NULL;
+}
+
+/* A free send buffer, polling for one if none is free. Return: its index, or -1 if stopping. */
+static int take_sbuf(struct vb *v, int proc)
+{
+	for (;;) {
+		pthread_mutex_lock(&v->slock);
+		if (v->nsfree) {
+			uint32_t i = v->sfree[--v->nsfree];
+
+			v->sproc[i] = proc;
+			pthread_mutex_unlock(&v->slock);
+			return (int)i;
+		}
+		pthread_mutex_unlock(&v->slock);
+		if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
+			return -1;
+		if (poll_cq(v) <= 0)
+			sched_yield();
+	}
+}
+
+static int send_to(struct vb *v, int proc, const struct q_msg *m)
+{
+	uint32_t len = q_msg_bytes(m);
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int i;
+
+	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
+		return -EPIPE;
+	i = take_sbuf(v, proc);
+	if (i < 0)
+		return -EPIPE;
+	memcpy(v->sbuf + (size_t)i * VB_MSG_BYTES, m, len);
+	sge = (struct ibv_sge){ (uintptr_t)(v->sbuf + (size_t)i * VB_MSG_BYTES), len, v->smr->lkey };
+	wr.wr_id = ((uint64_t)i << 2) | WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED | (len <= v->max_inline ? IBV_SEND_INLINE : 0);
+	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
+		pthread_mutex_lock(&v->slock);
+		v->sfree[v->nsfree++] = (uint32_t)i;
+		pthread_mutex_unlock(&v->slock);
+		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/** vb_ctl_send() - send one of the link's own messages to process @proc. */
+int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m)
+{
+	return send_to(v, proc, m);
+}
+
+static int link_send(struct fw_link *l, const struct q_msg *m)
+{
+	struct vb *v = vb_link(l);
+
+	if (m->dst < 0 || (uint32_t)m->dst >= v->w->a.g.ndev)
+		return -EPIPE;
+	return send_to(v, vb_proc_of(v, (uint32_t)m->dst), m);
+}
+
+static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
+{
+	struct vb *v = vb_link(l);
+
+	if (drv_inbox_take(&v->inbox[dev], m))
+		return 1;
+	/* An engine that looks polls the completion queue itself, rather than
+	 * wait for the poller thread to wake and hand the message over. */
+	return poll_cq(v) > 0 && drv_inbox_take(&v->inbox[dev], m);
+}
+
+/* A read or write of @len bytes between our @local and device @dev's region
+ * (@key, @off), as published; waits for its completion. */
+static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev, uint32_t key, uint64_t off,
+			       uint64_t len, void *local)
+{
+	struct vb_rregion *r;
+	struct vb_req req = { 0 };
+	struct ibv_send_wr *bad;
+	uint32_t lkey, rkey;
+	uint64_t addr, size;
+	int proc;
+
+	if (dev >= v->w->a.g.ndev || !key)
+		return ACCDMA_ST_BAD_KEY;
+	proc = vb_proc_of(v, dev);
+	r = &v->rreg[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
+	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
+		return ACCDMA_ST_BAD_KEY;
+	addr = r->addr;
+	size = r->size;
+	rkey = r->rkey;
+	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
+		return ACCDMA_ST_BAD_KEY; /* revoked while we read it */
+	if (off > size || len > size - off)
+		return ACCDMA_ST_OUT_OF_BOUNDS;
+	if (atomic_load(&v->proc_lost[proc]))
+		return ACCDMA_ST_PEER_LOST;
+	lkey = vb_lkey_of(v, local, len);
+	if (!lkey)
+		return ACCDMA_ST_DMA_ERROR; /* our side is not registered memory */
+	/* At most VB_CHUNKS work requests, chained; only the last is signaled:
+	 * a failed one puts the queue pair in error, which flushes the last. */
+	uint64_t chunk = len / VB_CHUNKS + 1 > VB_CHUNK_MIN ? len / VB_CHUNKS + 1 : VB_CHUNK_MIN;
+	struct ibv_sge sges[VB_CHUNKS];
+	struct ibv_send_wr wrs[VB_CHUNKS];
+	int n = 0;
+
+	if (chunk > UINT32_MAX)
+		return ACCDMA_ST_DMA_ERROR; /* past 64 GiB in one op */
+	for (uint64_t at = 0; at < len || n == 0; at += chunk, n++) {
+		uint64_t k = len - at < chunk ? len - at : chunk;
+
+		sges[n] = (struct ibv_sge){ (uintptr_t)local + at, (uint32_t)k, lkey };
+		wrs[n] = (struct ibv_send_wr){ .sg_list = &sges[n], .num_sge = 1, .opcode = op };
+		wrs[n].wr.rdma.remote_addr = addr + off + at;
+		wrs[n].wr.rdma.rkey = rkey;
+		if (n)
+			wrs[n - 1].next = &wrs[n];
+	}
+	wrs[n - 1].wr_id = (uintptr_t)&req;
+	wrs[n - 1].send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(v->qp[proc], &wrs[0], &bad)) {
+		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
+		return ACCDMA_ST_PEER_LOST;
+	}
+	/* Like a copy, the engine waits; a lost peer's queue pair is flushed, so this ends. */
+	while (!atomic_load_explicit(&req.done, memory_order_acquire))
+		if (poll_cq(v) <= 0)
+			sched_yield();
+	if (req.status == IBV_WC_SUCCESS)
+		return ACCDMA_OK;
+	if (!atomic_load(&v->proc_lost[proc])) {
+		if (v->w->opts.log_level >= 1)
+			fprintf(stderr, "accdma: verbs: %s of %llu bytes with rank %d (%s) failed: %s\n",
+				op == IBV_WR_RDMA_READ ? "an RDMA READ" : "an RDMA WRITE", (unsigned long long)len,
+				proc, v->hellos[proc].dev, ibv_wc_status_str(req.status));
+		vb_mark_lost(v, proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
+	}
+	return req.status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
+}
+
+static enum accdma_status link_read(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				    void *dst)
+{
+	return rdma(vb_link(l), IBV_WR_RDMA_READ, dev, key, off, len, dst);
+}
+
+static enum accdma_status link_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				     const void *src)
+{
+	return rdma(vb_link(l), IBV_WR_RDMA_WRITE, dev, key, off, len, (void *)src);
+}
+
+const struct fw_link_ops vb_link_ops = {
+	.send = link_send,
+	.recv = link_recv,
+	.read = link_read,
+	.write = link_write,
+};
+
+/** vb_link_start() - start the completion queue's poller. Return: 0 or -EAGAIN. */
+int vb_link_start(struct vb *v)
+{
+	if (pthread_create(&v->poller, NULL, poller_main, v))
+		return -EAGAIN;
+	v->poller_started = 1;
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs.h - the verbs transport: processes on several hosts, one per rank,
+ * joined by RDMA (libibverbs). docs/transports.md ("verbs").
+ *
+ *   boot.c   ranks find each other over TCP (MASTER_ADDR, ACCDMA_BOOT_PORT),
+ *            trade what their queue pairs need, and keep the connection as
+ *            the liveness channel
+ *   link.c   the engines' link (fw_stub/link.h) over RC queue pairs: messages
+ *            by SEND into a shared receive queue, pulls by RDMA READ, writes
+ *            by RDMA WRITE; one completion queue and its poller thread
+ *   region.c device memory registered when allocated, its keys published to
+ *            every peer before the call returns, revoked before it is freed
+ *   verbs.c  the transport table
+ */
+#ifndef ACCDMA_DRIVER_VERBS_H
+#define ACCDMA_DRIVER_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "driver/inbox.h"
+#include "driver/internal.h"
+#include "fw_stub/link.h"
+
+/* The link's own messages (never handed to an engine): above the engines' types. */
+enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
+
+#define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
+#define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
+#define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
+#define VB_CHUNKS 16               /* work requests a read or write is cut into, at most */
+#define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
+/* sends, plus one read or write (VB_CHUNKS requests) for each of 16 engine threads */
+#define VB_SQ_DEPTH (VB_SEND_BUFS + 16 * VB_CHUNKS)
+
+/** struct vb_hello - what a process tells the others at join (crosses hosts). */
+struct vb_hello {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t cookie;
+	uint32_t rank, nprocs, local_devices, ndev;
+	uint32_t queues, engines, depth, eager_max;
+	uint32_t mtu, pad;
+	uint8_t gid[16];
+	char dev[32]; /* the RDMA device, for messages */
+	/* then nprocs queue pair numbers: the one this process made for each peer */
+};
+
+/** struct vb_rregion - a peer's region as published to us (written by the poller). */
+struct vb_rregion {
+	_Atomic uint32_t key; /* 0: none; set last, cleared first */
+	uint32_t rkey;
+	uint64_t addr, size;
+};
+
+/** struct vb_lregion - a region of ours and its registration. */
+struct vb_lregion {
+	void *addr;
+	uint64_t size;
+	struct ibv_mr *mr;
+	uint32_t key;
+};
+
+/**
+ * struct vb - the transport's state in one process.
+ * @link: the engines' link (first: fw_link's handle is this).
+ * @nprocs/@self/@L: processes, ours, devices per process.
+ * @hellos: every process's hello, @qpns: its queue pair numbers (nprocs each).
+ */
+struct vb {
+	struct fw_link link;
+	struct accdma_world *w;
+	int nprocs, self, L;
+	struct vb_hello *hellos;
+	uint32_t *qpns;
+	/* libibverbs */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp **qp; /* by process (NULL for ourselves) */
+	int port, gid_index;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+	char devname[32];
+	uint32_t max_inline;
+	char *rbuf, *sbuf;
+	struct ibv_mr *rmr, *smr;
+	pthread_mutex_t slock; /* the free send buffers */
+	uint32_t *sfree, nsfree;
+	int32_t *sproc;        /* by send buffer: the process it went to */
+	pthread_mutex_t cq_lock;
+	struct drv_inbox *inbox; /* by device (only ours used) */
+	struct vb_rregion *rreg; /* [ndev][Q_MAX_REGIONS] */
+	pthread_mutex_t pub_lock;  /* one publication at a time (acks are counted) */
+	pthread_mutex_t lreg_lock; /* the table below */
+	struct vb_lregion *lreg; /* [L][Q_MAX_REGIONS] */
+	_Atomic uint32_t acks;
+	_Atomic uint32_t *pings;    /* by process: its ping arrived */
+	_Atomic uint32_t *proc_lost; /* by process */
+	pthread_t poller;
+	int poller_started;
+	_Atomic int stop;
+	/* boot.c */
+	int listen_fd, conn;  /* rank 0: its listener; others: the connection to rank 0 */
+	int *conns;           /* rank 0: by rank */
+	int efd;              /* wakes the monitor at close */
+	pthread_t monitor;
+	int monitor_started;
+	uint64_t cookie;
+	char where[96];
+};
+
+static inline struct vb *vb_of(struct accdma_world *w)
+{
+	return (struct vb *)w->tp_state;
+}
+
+static inline int vb_proc_of(const struct vb *v, uint32_t dev)
+{
+	return (int)(dev / (uint32_t)v->L);
+}
+
+/* boot.c */
+int vb_boot_join(struct vb *v, const struct vb_hello *mine);
+int vb_boot_ready(struct vb *v, const char *err);
+int vb_boot_monitor_start(struct vb *v);
+void vb_boot_end(struct vb *v);
+
+/* link.c */
+int vb_link_open(struct vb *v);
+int vb_link_start(struct vb *v);
+int vb_link_connect(struct vb *v);
+int vb_link_check_paths(struct vb *v, char *err, size_t errlen);
+void vb_link_close(struct vb *v);
+int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);
+void vb_mark_lost(struct vb *v, int proc, uint32_t why);
+void vb_gid_str(const uint8_t *gid, char *out, size_t len);
+
+/* region.c */
+int vb_region_added(struct accdma_world *w, int dev, uint32_t key, void *addr, uint64_t size);
+void vb_region_removed(struct accdma_world *w, int dev, uint32_t key);
+void vb_region_serve(struct vb *v, const struct q_msg *m);
+uint32_t vb_lkey_of(struct vb *v, const void *addr, uint64_t len);
+
+extern const struct fw_link_ops vb_link_ops;
+
+#endif /* ACCDMA_DRIVER_VERBS_H */
