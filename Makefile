@@ -240,11 +240,16 @@ kmod:
 	@ls -l $(B)/kmod/accdma.ko
 
 # The user-space side of the module's checks, static for the VM's busybox initramfs.
-kmod-tests: $(B)/kmod/kmod-ioctl
+KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl $(B)/kmod/kmod-pair $(B)/queue-tester $(B)/accdma-run
+kmod-tests: $(KMOD_TEST_BINS)
 
 $(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -o $@ $<
+
+$(B)/kmod/kmod-pair: tests/vm/kmod-pair.c $(B)/libaccdma.a include/accdma.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libaccdma.a $(LDFLAGS) $(LIBS)
 
 kmod-clean:
 	rm -rf $(B)/kmod

@@ -45,8 +45,10 @@ static int env_transport(enum accdma_transport *t)
 		*t = ACCDMA_TRANSPORT_VERBS;
 	else if (!strcasecmp(v, "loop"))
 		*t = ACCDMA_TRANSPORT_LOOP;
+	else if (!strcasecmp(v, "kmod"))
+		*t = ACCDMA_TRANSPORT_KMOD;
 	else {
-		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm, verbs or loop\n", v);
+		fprintf(stderr, "accdma: ACCDMA_TRANSPORT='%s': expected local, shm, verbs, loop or kmod\n", v);
 		return -EINVAL;
 	}
 	return 0;
@@ -110,7 +112,8 @@ static int env_shm(struct accdma_world_opts *o, int ndev_from_env)
 	if (rank >= 0 && rank * o->local_devices < Q_MAX_DEVICES)
 		o->rank = (int)(rank * o->local_devices);
 	if (size > 0 && !ndev_from_env &&
-	    (o->transport == ACCDMA_TRANSPORT_SHM || o->transport == ACCDMA_TRANSPORT_VERBS) &&
+	    (o->transport == ACCDMA_TRANSPORT_SHM || o->transport == ACCDMA_TRANSPORT_VERBS ||
+	     o->transport == ACCDMA_TRANSPORT_KMOD) &&
 	    size * o->local_devices <= Q_MAX_DEVICES)
 		o->num_devices = (int)(size * o->local_devices);
 	if (getenv("MASTER_ADDR") && *getenv("MASTER_ADDR"))

@@ -13,6 +13,8 @@ const struct drv_transport *drv_transport_find(enum accdma_transport t)
 		return &drv_transport_shm;
 	case ACCDMA_TRANSPORT_LOOP:
 		return &drv_transport_loop;
+	case ACCDMA_TRANSPORT_KMOD:
+		return &drv_transport_kmod;
 #ifdef ACCDMA_HAVE_VERBS
 	case ACCDMA_TRANSPORT_VERBS:
 		return &drv_transport_verbs;

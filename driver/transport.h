@@ -21,6 +21,7 @@ struct accdma_world;
 /**
  * struct drv_transport - one transport's operations.
  * @name: as in ACCDMA_TRANSPORT and the logs.
+ * @kernel_engines: the engines run elsewhere (accdma.ko's threads): none here.
  * @shared_arena: the arena is shared with other processes (its geometry is
  *                laid out with process-shared waiting).
  * @open: join the world: set w->first_local/nlocal, map the arena at w->a.sh
@@ -43,6 +44,7 @@ struct accdma_world;
 struct drv_transport {
 	const char *name;
 	int shared_arena;
+	int kernel_engines;
 	int (*open)(struct accdma_world *w);
 	int (*start)(struct accdma_world *w);
 	void (*stop)(struct accdma_world *w);
@@ -58,6 +60,7 @@ extern const struct drv_transport drv_transport_local;
 extern const struct drv_transport drv_transport_shm;
 extern const struct drv_transport drv_transport_loop;
 extern const struct drv_transport drv_transport_verbs;
+extern const struct drv_transport drv_transport_kmod;
 
 /**
  * drv_transport_find() - the transport of @t.

@@ -67,6 +67,7 @@ enum accdma_transport {
 	/* every device its own "host", joined by an in-process message link: the
 	 * cross-host protocol with no RDMA device (a test double) */
 	ACCDMA_TRANSPORT_LOOP = 3,
+	ACCDMA_TRANSPORT_KMOD = 4, /* one process per device, engines in accdma.ko (/dev/accdma) */
 };
 
 /** enum accdma_status - the final status of an op, carried by its token. */

@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #define ACCDMA_DEVICE_NAME "accdma" /* /dev/accdma */
-#define ACCDMA_ABI_VERSION 1
+#define ACCDMA_ABI_VERSION 2
 #define ACCDMA_IOC_MAGIC 0xac
 
 /**
@@ -70,11 +70,113 @@ struct accdma_ioc_selftest {
 	__u64 reserved[2];
 };
 
+/**
+ * struct accdma_ioc_join - ACCDMA_IOC_JOIN: join (or start) the world of
+ * @key on this host and claim devices [@first, @first + @count) of it; the
+ * call returns once every device of the world is claimed. A file joins once.
+ * Then mmap() the file: offset 0 is the arena (@arena_size bytes: rings,
+ * completion records, tables), offset @seg_offset + d * @seg_stride device
+ * d's memory, for this file's own devices only.
+ * @size: in: sizeof(struct accdma_ioc_join).
+ * @flags: in: 0.
+ * @key: in: the job's rendezvous (worlds are per user and key).
+ * @devices: in: devices of the world (1..max_devices).
+ * @queues: in: queues per device.
+ * @engines: in: engine threads per device (1..max_engines).
+ * @depth: in: slots per queue (a power of two).
+ * @eager_max: in: the largest eager send.
+ * @first: in: this process's first device.
+ * @count: in: its devices.
+ * @pad: in: 0.
+ * @mem_size: in: bytes of each device's memory (rounded up to pages, at most
+ *            the module's mem_max_mb: @seg_stride says what it gave).
+ * @spin_ns: in: how long an idle engine spins before it sleeps.
+ * @timeout_ns: in: how long to wait for the other devices to be claimed.
+ * @arena_size: out: bytes of the arena's mapping.
+ * @seg_offset: out: the mmap offset of device 0's memory.
+ * @seg_stride: out: bytes of each device's memory.
+ * @reserved: in: zeros.
+ */
+struct accdma_ioc_join {
+	__u32 size;
+	__u32 flags;
+	__u64 key;
+	__u32 devices;
+	__u32 queues;
+	__u32 engines;
+	__u32 depth;
+	__u32 eager_max;
+	__u32 first;
+	__u32 count;
+	__u32 pad;
+	__u64 mem_size;
+	__u64 spin_ns;
+	__u64 timeout_ns;
+	__u64 arena_size;
+	__u64 seg_offset;
+	__u64 seg_stride;
+	__u64 reserved[2];
+};
+
+/**
+ * struct accdma_ioc_word - ACCDMA_IOC_WAIT and ACCDMA_IOC_WAKE: the futex of
+ * a word of the arena this file mapped (a user futex cannot meet a kernel
+ * engine, which sleeps on the word's kernel wait queue).
+ * @size: in: sizeof(struct accdma_ioc_word).
+ * @val: in: WAIT sleeps while the word holds this; WAKE: 0.
+ * @offset: in: the word's offset in the arena (4-byte aligned).
+ * @timeout_ns: in: WAIT's longest sleep (< 0: none); WAKE: 0.
+ * @reserved: in: 0.
+ */
+struct accdma_ioc_word {
+	__u32 size;
+	__u32 val;
+	__u64 offset;
+	__s64 timeout_ns;
+	__u64 reserved;
+};
+
+/**
+ * struct accdma_ioc_call - ACCDMA_IOC_CALL: serve the engines' host calls
+ * (exec ops: a kernel engine cannot call a function of the process, so it
+ * asks, and waits for the answer). A thread of the library per device
+ * loops: answer the last call, sleep until an engine of its device calls,
+ * run the exec the call names, and so on.
+ * @size: in: sizeof(struct accdma_ioc_call).
+ * @flags: in: ACCDMA_CALL_ANSWER (answer @dev's call with @result first),
+ *         ACCDMA_CALL_STOP (wake and end every CALL of this file: -ESHUTDOWN).
+ * @dev: in: the device served (one of this file's; STOP: any).
+ * @queue: out: the exec's queue.
+ * @handle: out: the exec's handle (its descriptor's, as the process wrote it).
+ * @result: in: 0 the function returned 0, 1 it failed, < 0 no such exec.
+ * @pad: in: 0.
+ * @reserved: in: zeros.
+ */
+struct accdma_ioc_call {
+	__u32 size;
+	__u32 flags;
+	__u32 dev;
+	__u32 queue;
+	__u64 handle;
+	__s32 result;
+	__u32 pad;
+	__u64 reserved[2];
+};
+#define ACCDMA_CALL_ANSWER 1u
+#define ACCDMA_CALL_STOP 2u
+
 #define ACCDMA_IOC_INFO _IOWR(ACCDMA_IOC_MAGIC, 0x00, struct accdma_ioc_info)
 #define ACCDMA_IOC_SELFTEST _IOWR(ACCDMA_IOC_MAGIC, 0x01, struct accdma_ioc_selftest)
+#define ACCDMA_IOC_JOIN _IOWR(ACCDMA_IOC_MAGIC, 0x02, struct accdma_ioc_join)
+#define ACCDMA_IOC_WAIT _IOW(ACCDMA_IOC_MAGIC, 0x03, struct accdma_ioc_word)
+#define ACCDMA_IOC_WAKE _IOW(ACCDMA_IOC_MAGIC, 0x04, struct accdma_ioc_word)
+#define ACCDMA_IOC_CALL _IOWR(ACCDMA_IOC_MAGIC, 0x05, struct accdma_ioc_call)
 
 /* No hidden padding, the same size on every ABI. */
 _Static_assert(sizeof(struct accdma_ioc_info) == 64, "accdma_ioc_info: 64 bytes");
 _Static_assert(sizeof(struct accdma_ioc_selftest) == 40, "accdma_ioc_selftest: 40 bytes");
+_Static_assert(sizeof(struct accdma_ioc_join) == 112, "accdma_ioc_join: 112 bytes");
+_Static_assert(sizeof(struct accdma_ioc_word) == 32, "accdma_ioc_word: 32 bytes");
+_Static_assert(sizeof(struct accdma_ioc_call) == 48, "accdma_ioc_call: 48 bytes");
 
 #endif /* ACCDMA_IOCTL_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * chardev.c - /dev/accdma, a misc device: so far its ioctls report what the
- * module takes and run the self-test on demand. Processes will join worlds
- * through it (issue 28). An open file pins the module (fops.owner), so rmmod
- * fails with EBUSY until the last one is closed.
+ * chardev.c - /dev/accdma, a misc device: its ioctls report what the module
+ * takes, run the self-test on demand, and let a process join a world and
+ * wait and wake on its words (kjoin.c); mmap maps the world. An open file
+ * pins the module (fops.owner), and a mapping holds its file, so rmmod
+ * fails with EBUSY until the last one is closed and unmapped.
  */
 #define pr_fmt(fmt) "accdma: " fmt
 
@@ -12,9 +13,11 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "kmod/accdma_ioctl.h"
+#include "kmod/kjoin.h"
 #include "kmod/kmod.h"
 #include "queue/queue.h"
 
@@ -75,13 +78,43 @@ static long accdma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return accdma_ioc_info(argp);
 	case ACCDMA_IOC_SELFTEST:
 		return accdma_ioc_selftest(argp);
+	case ACCDMA_IOC_JOIN:
+		return kj_join(file->private_data, argp);
+	case ACCDMA_IOC_WAIT:
+		return kj_wait(file->private_data, argp);
+	case ACCDMA_IOC_WAKE:
+		return kj_wake(file->private_data, argp);
+	case ACCDMA_IOC_CALL:
+		return kj_call(file->private_data, argp);
 	default:
 		return -ENOTTY;
 	}
 }
 
+static int accdma_fop_open(struct inode *inode, struct file *file)
+{
+	file->private_data = kzalloc(sizeof(struct kj_file), GFP_KERNEL);
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+/* The death notice: the process closed its last reference, or died. */
+static int accdma_fop_release(struct inode *inode, struct file *file)
+{
+	kj_release(file->private_data);
+	kfree(file->private_data);
+	return 0;
+}
+
+static int accdma_fop_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return kj_mmap(file->private_data, vma);
+}
+
 static const struct file_operations accdma_fops = {
 	.owner = THIS_MODULE,
+	.open = accdma_fop_open,
+	.release = accdma_fop_release,
+	.mmap = accdma_fop_mmap,
 	.unlocked_ioctl = accdma_ioctl,
 	/* the structures are the same for 32-bit callers: fixed width, padded */
 	.compat_ioctl = compat_ptr_ioctl,

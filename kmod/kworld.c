@@ -59,7 +59,7 @@ int kw_open(struct kw_world *w, const struct kw_shape *s)
 	if (!w->a.sh || !w->devs || !w->queues || dma_space_init(&w->space, s->ndev))
 		goto fail;
 	q_layout_init(&w->a);
-	w->host = (struct fw_host){ kw_exec_run, w };
+	w->host = s->exec ? (struct fw_host){ s->exec, s->exec_ctx } : (struct fw_host){ kw_exec_run, w };
 	for (i = 0; i < s->ndev * s->nq; i++) {
 		struct kw_queue *q = &w->queues[i];
 

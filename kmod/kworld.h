@@ -26,6 +26,8 @@
  * @eager_max: largest eager send.
  * @mem_size: bytes of each device's memory segment.
  * @spin_ns: how long an idle engine spins before it sleeps.
+ * @exec: the engines' host call, if not kw_post_exec()'s (processes' worlds).
+ * @exec_ctx: its context.
  */
 struct kw_shape {
 	uint32_t ndev;
@@ -35,6 +37,8 @@ struct kw_shape {
 	uint32_t eager_max;
 	uint64_t mem_size;
 	uint64_t spin_ns;
+	int (*exec)(void *ctx, uint32_t dev, uint32_t queue, uint64_t handle);
+	void *exec_ctx;
 };
 
 /* One (peer, tag, direction) counter: the k-th send meets the k-th recv. */

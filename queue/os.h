@@ -89,6 +89,21 @@ int os_wait32(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns);
 /** os_wake32() - wake every sleeper on @addr. */
 void os_wake32(_Atomic uint32_t *addr);
 
+/**
+ * os_wait_redirect() - words in [@base, @base + @len) are waited on and
+ * woken by @wait and @wake (given the word's offset from @base) instead of
+ * a futex: an arena a kernel module maps, whose sleepers are kernel threads
+ * no futex reaches (driver/kmod/). os_wait32() and os_wake32() look the
+ * address up; with no redirection that is one load.
+ * Return: 0, or -ENOSPC (OS_WAIT_REDIRECTS at once).
+ */
+#define OS_WAIT_REDIRECTS 8
+int os_wait_redirect(void *base, size_t len,
+		     int (*wait)(void *ctx, size_t off, uint32_t val, int64_t timeout_ns),
+		     void (*wake)(void *ctx, size_t off), void *ctx);
+/** os_wait_unredirect() - undo os_wait_redirect(@base) (no waiter is left). */
+void os_wait_unredirect(void *base);
+
 /* ---- the asymmetric fence (queue.h, "Sleeping and waking") ----------------- */
 
 /**

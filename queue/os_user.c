@@ -46,10 +46,76 @@ void os_yield(void)
 	sched_yield();
 }
 
+/* Ranges whose words the kernel waits on (os_wait_redirect()): set under
+ * the lock, a slot's base published last, read without it. */
+struct os_redirect {
+	_Atomic uintptr_t base;
+	size_t len;
+	int (*wait)(void *ctx, size_t off, uint32_t val, int64_t timeout_ns);
+	void (*wake)(void *ctx, size_t off);
+	void *ctx;
+};
+static struct os_redirect redirects[OS_WAIT_REDIRECTS];
+static _Atomic int redirects_used; /* slots ever used: the lookup's bound */
+static pthread_mutex_t redirect_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct os_redirect *redirect_of(const void *addr)
+{
+	int n = atomic_load_explicit(&redirects_used, memory_order_acquire);
+
+	for (int i = 0; i < n; i++) {
+		uintptr_t b = atomic_load_explicit(&redirects[i].base, memory_order_acquire);
+
+		if (b && (uintptr_t)addr - b < redirects[i].len)
+			return &redirects[i];
+	}
+	return NULL;
+}
+
+int os_wait_redirect(void *base, size_t len,
+		     int (*wait)(void *ctx, size_t off, uint32_t val, int64_t timeout_ns),
+		     void (*wake)(void *ctx, size_t off), void *ctx)
+{
+	int rc = -ENOSPC;
+
+	pthread_mutex_lock(&redirect_lock);
+	for (int i = 0; i < OS_WAIT_REDIRECTS; i++) {
+		struct os_redirect *r = &redirects[i];
+
+		if (atomic_load_explicit(&r->base, memory_order_relaxed))
+			continue;
+		r->len = len;
+		r->wait = wait;
+		r->wake = wake;
+		r->ctx = ctx;
+		atomic_store_explicit(&r->base, (uintptr_t)base, memory_order_release);
+		if (i >= atomic_load_explicit(&redirects_used, memory_order_relaxed))
+			atomic_store_explicit(&redirects_used, i + 1, memory_order_release);
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&redirect_lock);
+	return rc;
+}
+
+void os_wait_unredirect(void *base)
+{
+	pthread_mutex_lock(&redirect_lock);
+	for (int i = 0; i < OS_WAIT_REDIRECTS; i++)
+		if (atomic_load_explicit(&redirects[i].base, memory_order_relaxed) == (uintptr_t)base)
+			atomic_store_explicit(&redirects[i].base, 0, memory_order_release);
+	pthread_mutex_unlock(&redirect_lock);
+}
+
 int os_wait32(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns)
 {
+	struct os_redirect *r = redirect_of(addr);
 	struct timespec ts, *tsp = NULL;
 	long rc;
+
+	if (r)
+		return r->wait(r->ctx, (uintptr_t)addr - atomic_load_explicit(&r->base, memory_order_relaxed),
+			       val, timeout_ns);
 
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
@@ -64,6 +130,12 @@ int os_wait32(_Atomic uint32_t *addr, uint32_t val, int64_t timeout_ns)
 
 void os_wake32(_Atomic uint32_t *addr)
 {
+	struct os_redirect *r = redirect_of(addr);
+
+	if (r) {
+		r->wake(r->ctx, (uintptr_t)addr - atomic_load_explicit(&r->base, memory_order_relaxed));
+		return;
+	}
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 

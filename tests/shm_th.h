@@ -59,7 +59,10 @@ static inline void sc_ready(void)
 static inline void sc_opts(struct accdma_world_opts *o, int rank, int n, int port, int64_t peer_ms)
 {
 	accdma_world_opts_init(o);
-	o->transport = ACCDMA_TRANSPORT_SHM;
+	/* ACCDMA_TRANSPORT=kmod (make check-kmod's guest) runs the same processes
+	 * through accdma.ko; anything else is shm */
+	o->transport = o->transport == ACCDMA_TRANSPORT_KMOD ? ACCDMA_TRANSPORT_KMOD
+							     : ACCDMA_TRANSPORT_SHM;
 	o->num_devices = n;
 	o->rank = rank;
 	o->local_devices = 1;

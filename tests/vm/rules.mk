@@ -4,6 +4,9 @@
 #   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
 #                         programs tests/vm/verbs-tests.list names
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
+#   make bench-kmod       accdma-bw over shm and over kmod in one boot (VMBENCH lines)
+#   make check-kmod       the kernel module's suite: tests/vm/guest-kmod.sh with
+#                         accdma.ko and its user-space tests (make kmod kmod-tests)
 VM_OUT     := $(B)/vm
 # The guest's kernel version: a module for the VM builds against
 # /lib/modules/$(VM_KVER)/build (linux-headers-amd64). Evaluated when used.
@@ -14,7 +17,7 @@ VERBS_LIST := tests/vm/verbs-tests.list
 VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
                      awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
-.PHONY: check-verbs check-vm-smoke
+.PHONY: check-verbs check-vm-smoke check-kmod bench-kmod
 # What the listed programs run: the tools, and queue-tester's scenarios.
 VERBS_TOOLS := $(B)/queue-tester $(B)/accdma-run $(B)/accdma-bw
 check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
@@ -24,3 +27,21 @@ check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
 
 check-vm-smoke:
 	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
+
+# The cmocka tests that run with ACCDMA_TRANSPORT=kmod (tests/vm/kmod-tests.list).
+KMOD_LIST := tests/vm/kmod-tests.list
+KMOD_LIST_BINS := $(shell sed -e 's/\#.*//' $(KMOD_LIST) | \
+                    awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
+
+# The module builds against the guest's kernel, whatever the host runs.
+check-kmod: $(KMOD_LIST_BINS)
+	@$(MAKE) --no-print-directory kmod kmod-tests KVER=$(VM_KVER)
+	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-900} EXTRA_KO="$(B)/kmod/accdma.ko" \
+	  EXTRA_BINS="$(KMOD_TEST_BINS) $(KMOD_LIST_BINS)" \
+	  EXTRA_FILES="tests/scenarios $(KMOD_LIST)" \
+	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
+
+bench-kmod: $(B)/accdma-bw $(B)/accdma-run
+	@$(MAKE) --no-print-directory kmod KVER=$(VM_KVER)
+	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(B)/accdma-bw $(B)/accdma-run" \
+	  bash tests/vm/suite.sh kmod-bench tests/vm/guest-kmod-bench.sh

@@ -84,7 +84,9 @@ int main(int argc, char **argv)
 	accdma_world_opts_init(&wo);
 	if (!o.transport_set)
 		o.transport = wo.transport;
-	if (!o.devices_set && (o.transport == ACCDMA_TRANSPORT_SHM || o.transport == ACCDMA_TRANSPORT_VERBS) &&
+	if (!o.devices_set &&
+	    (o.transport == ACCDMA_TRANSPORT_SHM || o.transport == ACCDMA_TRANSPORT_VERBS ||
+	     o.transport == ACCDMA_TRANSPORT_KMOD) &&
 	    wo.transport == o.transport)
 		o.devices = wo.num_devices;
 	memset(plans, 0, sizeof(plans));

@@ -39,6 +39,7 @@ const char *bw_transport_name(enum accdma_transport t)
 	case ACCDMA_TRANSPORT_SHM: return "shm";
 	case ACCDMA_TRANSPORT_VERBS: return "verbs";
 	case ACCDMA_TRANSPORT_LOOP: return "loop";
+	case ACCDMA_TRANSPORT_KMOD: return "kmod";
 	}
 	return "?";
 }
@@ -74,9 +75,10 @@ static void usage(FILE *f)
 		"  -n, --iters N         timed iterations per size (default: ~1 GiB per device, 20..200000)\n"
 		"  -w, --warmup N        warm-up iterations (default iters/10, at most 2000)\n"
 		"  -d, --devices N       devices (default 2; shm: the world size, e.g. from accdma-run)\n"
-		"  -t, --transport T     local | shm | verbs | loop (default: ACCDMA_TRANSPORT, else local: all\n"
-		"                        devices in this process). loop: as local, each device a host of its\n"
-		"                        own, joined by messages. shm, verbs: accdma-run -n N -- accdma-bw ...; every rank\n"
+		"  -t, --transport T     local | shm | verbs | kmod | loop (default: ACCDMA_TRANSPORT, else\n"
+		"                        local: all devices in this process). loop: as local, each device\n"
+		"                        a host of its own, joined by messages. shm, verbs, kmod:\n"
+		"                        accdma-run -n N -- accdma-bw ...; every rank\n"
 		"                        drives its own devices, rank 0 prints\n"
 		"  -E, --engines N       engine threads per device; 0: polled devices, the waiting\n"
 		"                        host thread does all the work (default: library default)\n"
@@ -261,6 +263,8 @@ int bw_opts_parse(struct bw_opts *o, int argc, char **argv)
 				o->transport = ACCDMA_TRANSPORT_LOOP;
 			else if (!strcasecmp(optarg, "verbs"))
 				o->transport = ACCDMA_TRANSPORT_VERBS;
+			else if (!strcasecmp(optarg, "kmod"))
+				o->transport = ACCDMA_TRANSPORT_KMOD;
 			else
 				goto bad;
 			o->transport_set = 1;

@@ -63,14 +63,15 @@ static void usage(FILE *f)
 		"usage: queue-tester [options] FILE|DIR...\n"
 		"Runs accdma scenarios (docs/scenarios.md) and checks every byte.\n"
 		"A DIR runs every *.acc file in it, in name order.\n\n"
-		"  -t, --transport T     local (default), shm, verbs or loop. verbs: one rank per process\n"
+		"  -t, --transport T     local (default), shm, kmod, verbs or loop. verbs: one rank per process\n"
 		"                        under a launcher, across hosts over RDMA. loop: every device a host of\n"
 		"                        its own, joined by messages (the cross-host protocol's\n"
 		"                        test double). shm: one process per device;\n"
 		"                        under a launcher (accdma-run, torchrun, mpirun) this\n"
 		"                        process is one rank and runs the device counts equal to\n"
 		"                        the world's; otherwise queue-tester starts N processes\n"
-		"                        of itself for every scenario and device count\n"
+		"                        of itself for every scenario and device count. kmod: as\n"
+		"                        shm, through /dev/accdma (accdma.ko's engines)\n"
 		"      --max-procs P     -t shm without a launcher: skip device counts above P\n"
 		"                        (default 64)\n"
 		"  -n, --devices N       run with N devices instead of the file's 'devices' list\n"
@@ -260,7 +261,7 @@ static void run_spawned(struct cli *c, const struct qt_scenario *sc, int N, cons
 	argv[a++] = "--result-fd";
 	argv[a++] = "3";
 	argv[a++] = "-t";
-	argv[a++] = "shm";
+	argv[a++] = c->ro.transport == ACCDMA_TRANSPORT_KMOD ? "kmod" : "shm";
 	argv[a++] = "-n";
 	argv[a++] = nbuf;
 	argv[a++] = "-i";
@@ -639,6 +640,8 @@ int main(int argc, char **argv)
 				c.ro.transport = ACCDMA_TRANSPORT_VERBS;
 			else if (strcmp(optarg, "loop") == 0)
 				c.ro.transport = ACCDMA_TRANSPORT_LOOP;
+			else if (strcmp(optarg, "kmod") == 0)
+				c.ro.transport = ACCDMA_TRANSPORT_KMOD;
 			else
 				goto bad;
 			break;
@@ -723,7 +726,9 @@ int main(int argc, char **argv)
 	}
 	if (c.random && !c.seed_set)
 		c.seed = (uint64_t)time(NULL);
-	if ((c.ro.transport == ACCDMA_TRANSPORT_SHM || c.ro.transport == ACCDMA_TRANSPORT_VERBS) &&
+	/* kmod and verbs, like shm: one process per device (or rank) */
+	if ((c.ro.transport == ACCDMA_TRANSPORT_SHM || c.ro.transport == ACCDMA_TRANSPORT_VERBS ||
+	     c.ro.transport == ACCDMA_TRANSPORT_KMOD) &&
 	    shm_setup(&c))
 		return c.world ? 1 : 2;
 	if (!c.list && c.result_fd < 0)
