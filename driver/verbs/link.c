@@ -31,6 +31,7 @@
 #define WR_REQ 0u  /* a read or write: a struct vb_req's address */
 #define WR_SEND 1u /* a send buffer's index << 2 */
 #define WR_RECV 2u /* a receive buffer's index << 2 */
+#define WR_PART 3u /* an unsignaled part of a read or write: completes only in error */
 
 /** struct vb_req - a read or write the calling engine waits for. */
 struct vb_req {
@@ -170,6 +171,8 @@ static int poll_cq(struct vb *v)
 			v->sfree[v->nsfree++] = i;
 			pthread_mutex_unlock(&v->slock);
 			break;
+		case WR_PART:
+			break; /* the last part's completion (flushed, if this failed) tells */
 		default: {
 			struct vb_req *r = (struct vb_req *)(uintptr_t)id;
 
@@ -336,7 +339,7 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 		uint64_t k = len - at < chunk ? len - at : chunk;
 
 		sges[n] = (struct ibv_sge){ (uintptr_t)local + at, (uint32_t)k, lkey };
-		wrs[n] = (struct ibv_send_wr){ .sg_list = &sges[n], .num_sge = 1, .opcode = op };
+		wrs[n] = (struct ibv_send_wr){ .wr_id = WR_PART, .sg_list = &sges[n], .num_sge = 1, .opcode = op };
 		wrs[n].wr.rdma.remote_addr = addr + off + at;
 		wrs[n].wr.rdma.rkey = rkey;
 		if (n)
