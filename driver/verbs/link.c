@@ -33,10 +33,12 @@
 #define WR_RECV 2u /* a receive buffer's index << 2 */
 #define WR_PART 3u /* an unsignaled part of a read or write: completes only in error */
 
-/** struct vb_req - a read or write the calling engine waits for. */
+/** struct vb_req - a read or write the calling engine waits for. Both words
+ * atomic: what orders the poller's stores after the engine's is the device,
+ * which a race detector cannot see. */
 struct vb_req {
 	_Atomic int done;
-	enum ibv_wc_status status;
+	_Atomic int status; /* enum ibv_wc_status */
 } __attribute__((aligned(4)));
 
 static uint64_t ns_now(void)
@@ -176,7 +178,7 @@ static int poll_cq(struct vb *v)
 		default: {
 			struct vb_req *r = (struct vb_req *)(uintptr_t)id;
 
-			r->status = wc[k].status;
+			atomic_store_explicit(&r->status, (int)wc[k].status, memory_order_relaxed);
 			atomic_store_explicit(&r->done, 1, memory_order_release);
 		}
 		}
@@ -302,7 +304,8 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 			       uint64_t len, void *local)
 {
 	struct vb_rregion *r;
-	struct vb_req req = { 0 };
+	struct vb_req req;
+	enum ibv_wc_status status;
 	struct ibv_send_wr *bad;
 	uint32_t lkey, rkey;
 	uint64_t addr, size;
@@ -323,6 +326,8 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 		return ACCDMA_ST_OUT_OF_BOUNDS;
 	if (atomic_load(&v->proc_lost[proc]))
 		return ACCDMA_ST_PEER_LOST;
+	atomic_store_explicit(&req.done, 0, memory_order_relaxed);
+	atomic_store_explicit(&req.status, IBV_WC_SUCCESS, memory_order_relaxed);
 	lkey = vb_lkey_of(v, local, len);
 	if (!lkey)
 		return ACCDMA_ST_DMA_ERROR; /* our side is not registered memory */
@@ -355,16 +360,17 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 	while (!atomic_load_explicit(&req.done, memory_order_acquire))
 		if (poll_cq(v) <= 0)
 			sched_yield();
-	if (req.status == IBV_WC_SUCCESS)
+	status = (enum ibv_wc_status)atomic_load_explicit(&req.status, memory_order_relaxed);
+	if (status == IBV_WC_SUCCESS)
 		return ACCDMA_OK;
 	if (!atomic_load(&v->proc_lost[proc])) {
 		if (v->w->opts.log_level >= 1)
 			fprintf(stderr, "accdma: verbs: %s of %llu bytes with rank %d (%s) failed: %s\n",
 				op == IBV_WR_RDMA_READ ? "an RDMA READ" : "an RDMA WRITE", (unsigned long long)len,
-				proc, v->hellos[proc].dev, ibv_wc_status_str(req.status));
+				proc, v->hellos[proc].dev, ibv_wc_status_str(status));
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
 	}
-	return req.status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
+	return status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
 }
 
 static enum accdma_status link_read(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
