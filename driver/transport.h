@@ -62,6 +62,13 @@ extern const struct drv_transport drv_transport_loop;
 extern const struct drv_transport drv_transport_verbs;
 extern const struct drv_transport drv_transport_kmod;
 
+/* local's steps that transports keeping the arena and device memory in
+ * one process (loop, verbs) take as they are (driver/local/local.c). */
+void drv_local_stop(struct accdma_world *w);
+int drv_local_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr);
+void drv_local_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size);
+int drv_local_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off);
+
 /**
  * drv_transport_find() - the transport of @t.
  * Return: its table, or NULL if this build has none (-EPROTONOSUPPORT).

@@ -28,7 +28,7 @@ static int local_open(struct accdma_world *w)
 }
 
 /* The arena is ours alone: its stop flag stops every engine at once. */
-static void local_stop(struct accdma_world *w)
+void drv_local_stop(struct accdma_world *w)
 {
 	atomic_store(&w->a.sh->stop, 1);
 }
@@ -49,14 +49,14 @@ static void local_close(struct accdma_world *w)
 	w->a.sh = NULL;
 }
 
-static int local_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
+int drv_local_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
 {
 	*addr = dma_mem_alloc(size, w->numa_map[dev]);
 	*off = (uintptr_t)*addr;
 	return *addr ? 0 : -ENOMEM;
 }
 
-static void local_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size)
+void drv_local_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size)
 {
 	(void)w;
 	(void)dev;
@@ -64,7 +64,7 @@ static void local_mem_free(struct accdma_world *w, int dev, uint64_t off, void *
 	dma_mem_free(addr, size);
 }
 
-static int local_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
+int drv_local_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
 {
 	(void)w;
 	(void)dev;
@@ -77,9 +77,9 @@ const struct drv_transport drv_transport_local = {
 	.name = "local",
 	.shared_arena = 0,
 	.open = local_open,
-	.stop = local_stop,
+	.stop = drv_local_stop,
 	.close = local_close,
-	.mem_alloc = local_mem_alloc,
-	.mem_free = local_mem_free,
-	.mem_register = local_mem_register,
+	.mem_alloc = drv_local_mem_alloc,
+	.mem_free = drv_local_mem_free,
+	.mem_register = drv_local_mem_register,
 };

@@ -156,34 +156,13 @@ int drv_loop_inject(accdma_world *w, const struct q_msg *m)
 	return loop_send(&ll->link, m);
 }
 
-/* The arena and device memory are local's: one process holds them all. */
-static void loop_stop(struct accdma_world *w)
-{
-	drv_transport_local.stop(w);
-}
-
-static int loop_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
-{
-	return drv_transport_local.mem_alloc(w, dev, size, off, addr);
-}
-
-static void loop_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size)
-{
-	drv_transport_local.mem_free(w, dev, off, addr, size);
-}
-
-static int loop_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
-{
-	return drv_transport_local.mem_register(w, dev, addr, size, off);
-}
-
 const struct drv_transport drv_transport_loop = {
 	.name = "loop",
 	.shared_arena = 0,
 	.open = loop_open,
-	.stop = loop_stop,
+	.stop = drv_local_stop, /* the arena and device memory are in this process, as local's */
 	.close = loop_close,
-	.mem_alloc = loop_mem_alloc,
-	.mem_free = loop_mem_free,
-	.mem_register = loop_mem_register,
+	.mem_alloc = drv_local_mem_alloc,
+	.mem_free = drv_local_mem_free,
+	.mem_register = drv_local_mem_register,
 };

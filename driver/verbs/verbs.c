@@ -187,36 +187,15 @@ static int verbs_open(struct accdma_world *w)
 	return vb_boot_monitor_start(v);
 }
 
-/* The arena is ours alone: its stop flag stops every engine at once. */
-static void verbs_stop(struct accdma_world *w)
-{
-	drv_transport_local.stop(w);
-}
-
-static int verbs_mem_alloc(struct accdma_world *w, int dev, uint64_t size, uint64_t *off, void **addr)
-{
-	return drv_transport_local.mem_alloc(w, dev, size, off, addr);
-}
-
-static void verbs_mem_free(struct accdma_world *w, int dev, uint64_t off, void *addr, uint64_t size)
-{
-	drv_transport_local.mem_free(w, dev, off, addr, size);
-}
-
-static int verbs_mem_register(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off)
-{
-	return drv_transport_local.mem_register(w, dev, addr, size, off);
-}
-
 const struct drv_transport drv_transport_verbs = {
 	.name = "verbs",
 	.shared_arena = 0,
 	.open = verbs_open,
-	.stop = verbs_stop,
+	.stop = drv_local_stop, /* the arena and device memory are in this process, as local's */
 	.close = verbs_close,
-	.mem_alloc = verbs_mem_alloc,
-	.mem_free = verbs_mem_free,
-	.mem_register = verbs_mem_register,
+	.mem_alloc = drv_local_mem_alloc,
+	.mem_free = drv_local_mem_free,
+	.mem_register = drv_local_mem_register,
 	.region_added = vb_region_added,
 	.region_removed = vb_region_removed,
 };
