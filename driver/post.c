@@ -197,6 +197,8 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 			goto out;
 	}
 	rc = reserve_slots(q, slots, count);
+	if (rc && !w->threaded && drv_poll(w))
+		rc = reserve_slots(q, slots, count); /* a polled world's slots free only while polled */
 	if (rc)
 		goto out;
 	for (pinned = 0; any_deps && pinned < count; pinned++) { /* most posts have none */

@@ -26,7 +26,19 @@ struct fw_op {
 	uint8_t deps_held;
 	uint8_t withdrawing; /* a send waiting at a far receiver was asked back (cancel, reset) */
 	void *addr; /* the resolved local range */
+	/* A send waiting at a far receiver that cleared it (msg.c, Q_MSG_CTS):
+	 * FW_CLEARED once @clear (its recv: where to write, which op to finish)
+	 * is filled in, for generation @clear_gen. Set by the thread serving
+	 * messages, taken by the op's engine. */
+	_Atomic uint32_t cleared;
+	uint32_t clear_gen;
+	struct q_rdv clear;
+	uint64_t wreq; /* FW_CLEAR_WRITING: the link's handle of the write */
 };
+
+/* fw_op.cleared: FILLING while the message server writes @clear; WRITING
+ * (set by the op's engine) while the write is in flight. */
+enum fw_clear_state { FW_CLEAR_NONE = 0, FW_CLEAR_FILLING, FW_CLEARED, FW_CLEAR_WRITING };
 
 /** struct fw_queue - the engine's view of one queue. */
 struct fw_queue {

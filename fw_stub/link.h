@@ -3,8 +3,8 @@
  * link.h - an engine's port to devices it cannot reach in memory: devices of
  * other hosts (verbs), or, in the message-level test double (loop), every
  * other device. A link carries messages (struct q_msg) between engines and
- * moves data one-sided: a read from a peer's region (the receiver pulls a
- * large send, as with RDMA READ) and a write into one (RDMA WRITE). The
+ * moves data one-sided: a write into a peer's region (RDMA WRITE), by a
+ * one-sided write op or by a large send its receiver cleared. The
  * peer seam (peer.h) turns each of its calls for such a device into these;
  * a transport provides the table, as rdma-core's providers do.
  */
@@ -23,19 +23,24 @@ struct fw_link;
  *        gone (the message is dropped).
  * @recv: take the next message for local device @dev into @m. Return: 1 if
  *        one was taken, 0 if none waits.
- * @read: copy @len bytes of device @dev's region (@key, @off) to @dst.
- * @write: copy @len bytes from @src into device @dev's region (@key, @off).
- *        Both check the range against the region's key and bounds first.
- *        Return: ACCDMA_OK, ACCDMA_ST_BAD_KEY, ACCDMA_ST_OUT_OF_BOUNDS,
- *        ACCDMA_ST_PEER_LOST or ACCDMA_ST_DMA_ERROR.
+ * @write: start copying @len bytes from @src into device @dev's region
+ *        (@key, @off), checking the range against the region's key and
+ *        bounds first; @src stays untouched until @write_done says so.
+ *        Return: ACCDMA_OK (started: *@req names it), ACCDMA_ST_BAD_KEY,
+ *        ACCDMA_ST_OUT_OF_BOUNDS, ACCDMA_ST_PEER_LOST, ACCDMA_ST_DMA_ERROR,
+ *        or ACCDMA_ST_NOT_ATTEMPTED: no room for another write in flight
+ *        now (nothing started; the caller tries again after a write_done).
+ * @write_done: has write @req completed? Return: 0 while in flight; 1 when
+ *        done, with its outcome (one of @write's) in *@st. Once only.
+ *        Messages sent after @write started reach the peer after its data,
+ *        and none does if it fails.
  */
 struct fw_link_ops {
 	int (*send)(struct fw_link *l, const struct q_msg *m);
 	int (*recv)(struct fw_link *l, uint32_t dev, struct q_msg *m);
-	enum accdma_status (*read)(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				   void *dst);
 	enum accdma_status (*write)(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				    const void *src);
+				    const void *src, uint64_t *req);
+	int (*write_done)(struct fw_link *l, uint64_t req, enum accdma_status *st);
 };
 
 /**

@@ -12,7 +12,7 @@
  * The table is rdv.c's. A send whose receiver is far (another host: the
  * peer seam's link) never touches that table: it announces itself in a
  * message, and the receiver's engine runs the same steps on its own table
- * (msg.c), pulling the data when the pair meets.
+ * (msg.c), clearing the sender to write the data when the pair meets.
  */
 
 #include "fw_stub/rdv.h"
@@ -54,12 +54,8 @@ static enum accdma_status rdv_transfer(struct fw_device *fd, const struct fw_op 
 	*bytes = 0;
 	if (send_len > recv_len)
 		return ACCDMA_ST_TRUNCATED;
-	if (!fw_peer_near(fd, (uint32_t)e->dev)) {
-		/* A far send (only a recv meets one here: its table is ours): pull it. */
-		st = fw_fault_hit(FW_FAULT_MATCH) ? ACCDMA_ST_DMA_ERROR : fw_far_pull(fd, e, op->addr, send_len);
-		*bytes = st == ACCDMA_OK ? send_len : 0;
-		return st;
-	}
+	if (!fw_peer_near(fd, (uint32_t)e->dev))
+		return ACCDMA_OK; /* a far send with no data (one with data is cleared to write) */
 	/* The waiting side was validated by its own engine; resolve it in this
 	 * process's address space (and re-check: its region may have been
 	 * freed), or reach it in its own process (registered memory over shm). */
@@ -175,6 +171,18 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		/* An entry naming no posted op of the peer: only this op completes. */
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
 		return FW_ARRIVE_DONE;
+	} else if (!fw_peer_near(fd, (uint32_t)mate.dev) && mate.length && mate.length <= op->d.length) {
+		/* A far send (only a recv meets one here: the table is ours):
+		 * clear it to write, and wait for its finish. */
+		bytes = 0;
+		st = fw_fault_hit(FW_FAULT_MATCH) ? ACCDMA_ST_DMA_ERROR : ACCDMA_ST_PEER_LOST;
+		if (st == ACCDMA_ST_PEER_LOST) {
+			op->state = FW_OP_PEER;
+			os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
+			if (!fw_far_clear(fd, &mate, q->index, op->slot, op->gen, op->d.key, op->d.offset,
+					  mate.length))
+				return FW_ARRIVE_WAIT;
+		}
 	} else {
 		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
 		st = rdv_transfer(fd, op, &mate, &bytes);

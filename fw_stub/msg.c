@@ -4,7 +4,9 @@
  *
  * The receiver owns its state: a far sender's small send is written into
  * our inline ring by us, its large send waits in our rendezvous table until
- * our recv meets it, and then we pull its data and send back a finish. So
+ * our recv meets it, and then we clear the sender to write the data into
+ * the recv; its finish completes the recv (a one-sided write is the faster
+ * of the two directions on RDMA devices, soft-RoCE's in particular). So
  * the steps match.c takes for a near sender run here on the sender's
  * behalf, on our own table. Every field of a message is checked before use:
  * a peer that sends garbage fails its own ops, never ours.
@@ -60,13 +62,13 @@ static void serve_eager(struct fw_device *fd, const struct q_msg *m)
 	fw_direct_kick(fd, fd->id); /* the recv's engine may sleep */
 }
 
-/* Pull a far send (@m) into our recv @mate (taken out of the table) and
- * finish both. */
+/* A far send (@m) meets our recv @mate (taken out of the table): clear the
+ * sender to write, or, when no data is to move, finish both here. The recv
+ * stays waiting (FW_OP_PEER) for the sender's finish. */
 static void meet(struct fw_device *fd, const struct q_msg *m, const struct q_rdv *mate)
 {
-	struct q_rdv send = { .dev = m->src, .key = m->key, .offset = m->offset, .length = m->length };
+	struct q_rdv send = { .dev = m->src, .queue = (uint16_t)m->queue, .slot = m->slot, .gen = m->gen };
 	enum accdma_status st = ACCDMA_OK;
-	uint64_t bytes = 0;
 	void *dst = NULL;
 
 	if (m->length > mate->length)
@@ -76,12 +78,43 @@ static void meet(struct fw_device *fd, const struct q_msg *m, const struct q_rdv
 		st = ACCDMA_ST_PEER_ERROR; /* the recv's region went away meanwhile */
 	else if (fw_fault_hit(FW_FAULT_MATCH))
 		st = ACCDMA_ST_DMA_ERROR;
-	else
-		st = fw_far_pull(fd, &send, dst, m->length);
-	if (st == ACCDMA_OK)
-		bytes = m->length;
-	fw_direct_complete(fd, fd->id, mate->queue, mate->slot, st, bytes);
-	finish(fd, m->src, m->queue, m->slot, m->gen, st, bytes);
+	else if (m->length && !fw_far_clear(fd, &send, mate->queue, mate->slot, mate->gen, mate->key,
+					    mate->offset, m->length))
+		return;
+	else if (m->length)
+		st = ACCDMA_ST_PEER_LOST;
+	fw_direct_complete(fd, fd->id, mate->queue, mate->slot, st, 0);
+	finish(fd, m->src, m->queue, m->slot, m->gen, st, 0);
+}
+
+/* Our send waiting at a far receiver is cleared to write: its engine does
+ * (fw_far_write_cleared()). Only if it is still that op, cleared once; a
+ * clearance for no such op (the receiver met a forged announcement) fails
+ * the recv it names, which would otherwise wait for a finish never sent. */
+static void serve_cts(struct fw_device *fd, const struct q_msg *m)
+{
+	const struct q_geom *g = &fd->w->g;
+	uint32_t idle = FW_CLEAR_NONE;
+	struct q_msg_cts r;
+	struct fw_op *op;
+	struct q_cpl *c;
+
+	if (m->len != sizeof(r))
+		return;
+	memcpy(&r, m->data, sizeof(r));
+	c = m->queue < g->nq && m->slot < g->depth ? &q_cpls(fd->w, fd->id, m->queue)[m->slot] : NULL;
+	if (!c || os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen) {
+		finish(fd, m->src, r.queue, r.slot, r.gen, ACCDMA_ST_PEER_ERROR, 0);
+		return;
+	}
+	op = &fd->queues[m->queue].ops[m->slot];
+	if (!os_cas(&op->cleared, &idle, FW_CLEAR_FILLING, OS_ACQUIRE, OS_RELAXED))
+		return; /* cleared twice: a peer gone wrong */
+	op->clear = (struct q_rdv){ .dev = m->src, .key = m->key, .offset = m->offset, .length = m->length,
+				    .queue = (uint16_t)r.queue, .slot = r.slot, .gen = r.gen };
+	op->clear_gen = m->gen;
+	os_store(&op->cleared, FW_CLEARED, OS_RELEASE);
+	fw_direct_kick(fd, fd->id); /* its engine may sleep */
 }
 
 /* A large send (or a small one that found no room) is ready: meet its recv
@@ -270,8 +303,12 @@ void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
 		serve_fin(fd, m);
 		break;
 	case Q_MSG_CREDIT: /* taken above */
+		break;
 	case Q_MSG_BUSY:
 		serve_busy(fd, m);
+		break;
+	case Q_MSG_CTS:
+		serve_cts(fd, m);
 		break;
 	default:
 		break;

@@ -187,6 +187,7 @@ static int pull(struct fw_device *fd, struct fw_queue *q, int flushing)
 		op->gen = os_load(&q->cpl[slot].gen, OS_RELAXED);
 		op->addr = NULL;
 		op->withdrawing = 0;
+		os_store(&op->cleared, FW_CLEAR_NONE, OS_RELAXED);
 		if (!deps_valid(fd, &op->d)) {
 			op->deps_held = 0;
 			op->d.num_deps = 0;
@@ -298,7 +299,13 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	case ACCDMA_OP_SEND:
 		return arrive(fd, q, op, 0);
 	case ACCDMA_OP_WRITE:
-		st = fw_peer_write(fd, op, &bytes); /* checked against the target's key and bounds */
+		if (!fw_peer_near(fd, (uint32_t)op->d.peer)) {
+			rc = fw_far_write_start(fd, q, op); /* completes when the link's write does */
+			if (rc)
+				fw_op_finish(fd, op);
+			return rc;
+		}
+		st = fw_direct_write(fd, op, &bytes); /* checked against the target's key and bounds */
 		break;
 	case ACCDMA_OP_ZERO:
 		st = dma_zero(op->addr, op->d.length) ? ACCDMA_ST_DMA_ERROR : ACCDMA_OK;
@@ -353,6 +360,30 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 		 * fw_eager_poll() (or another engine's scan). */
 		if (!waiting_op_pending(q, op)) {
 			partner_completed(fd, op);
+			return 1;
+		}
+		/* Its far receiver cleared it to write (even if canceled since:
+		 * the receiver took it, so it goes). A clearance for an earlier
+		 * op of this slot is dropped. */
+		if (op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) == FW_CLEARED &&
+		    op->clear_gen != op->gen)
+			os_store(&op->cleared, FW_CLEAR_NONE, OS_RELAXED);
+		if (os_load(&op->cleared, OS_ACQUIRE) == FW_CLEAR_WRITING ||
+		    (op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) == FW_CLEARED)) {
+			int done;
+
+			if (os_load(&op->cleared, OS_RELAXED) == FW_CLEAR_WRITING) {
+				done = fw_far_write_finish(fd, q, op);
+			} else {
+				done = fw_far_write_cleared(fd, q, op);
+				*progress = 1;
+			}
+			if (!done) {
+				q->retry = 1; /* the write's completion kicks us, but look soon too */
+				return 0;
+			}
+			*progress = 1;
+			fw_op_finish(fd, op);
 			return 1;
 		}
 		/* A send whose far receiver had no room for it announces again
@@ -508,6 +539,11 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 		if (op->state == FW_OP_PEER) {
 			if (!waiting_op_pending(q, op)) {
 				partner_completed(fd, op);
+				continue;
+			}
+			if ((op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) != FW_CLEAR_NONE) ||
+			    os_load(&op->cleared, OS_ACQUIRE) == FW_CLEAR_WRITING) {
+				q->pend[out++] = q->pend[i]; /* cleared or writing: it completes when written */
 				continue;
 			}
 			if (op->d.kind == ACCDMA_OP_RECV && fw_match_refuse_handoff(fd, q, op)) {

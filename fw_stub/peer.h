@@ -141,7 +141,6 @@ static inline int fw_peer_near(const struct fw_device *fd, uint32_t dev)
 int fw_far_polled(const struct fw_device *fd, uint32_t dev);
 int fw_far_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
 void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st, uint64_t bytes);
-enum accdma_status fw_far_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes);
 int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op);
 void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done);
 
@@ -169,11 +168,38 @@ void fw_far_send_failed(struct fw_device *fd, const struct fw_op *op, enum accdm
 int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st);
 
 /**
- * fw_far_pull() - move a far send's data into a recv of ours (RDMA READ).
- * @fd: the receiving device. @send: the send's entry. @dst/@len: where, how much.
- * Return: ACCDMA_OK, PEER_ERROR (its range is bad), PEER_LOST or DMA_ERROR.
+ * fw_far_clear() - clear far send @send to write @len bytes into our recv
+ * (@queue, @slot, @gen) at (@key, @offset); its finish completes the recv.
+ * Return: 0, or non-zero if the sender is gone.
  */
-enum accdma_status fw_far_pull(struct fw_device *fd, const struct q_rdv *send, void *dst, uint64_t len);
+int fw_far_clear(struct fw_device *fd, const struct q_rdv *send, uint32_t queue, uint32_t slot, uint32_t gen,
+		 uint32_t key, uint64_t offset, uint64_t len);
+
+/**
+ * fw_far_write_cleared() - our send @op, cleared by its far receiver (@op->clear),
+ * starts writing its data there (RDMA WRITE) and finishes the recv; it
+ * completes when the write does: OK, PEER_ERROR (a clearance that names
+ * another size or a bad range), PEER_LOST or DMA_ERROR.
+ * @fd/@q/@op: the send, in FW_OP_PEER.
+ * Return: 1 if @op completed, 0 if its write is in flight (FW_CLEAR_WRITING).
+ */
+int fw_far_write_cleared(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
+/**
+ * fw_far_write_start() - one-sided write @op (a READY op) to a far device:
+ * start it (RDMA WRITE); it completes when the write does.
+ * Return: 1 if @op completed here (it failed), 0 if its write is in flight
+ * (FW_OP_PEER, FW_CLEAR_WRITING) or the link has no room for it yet (still
+ * READY: run again).
+ */
+int fw_far_write_start(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
+/**
+ * fw_far_write_finish() - complete @op (a send, or a one-sided write) if its
+ * write (FW_CLEAR_WRITING) is done.
+ * Return: 1 if @op completed, 0 if the write is still in flight.
+ */
+int fw_far_write_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
 
 /* msg.c */
 /**
@@ -222,10 +248,6 @@ static inline void fw_peer_complete(const struct fw_device *fd, const struct q_r
 		fw_far_complete(fd, op, st, bytes);
 }
 
-static inline enum accdma_status fw_peer_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
-{
-	return fw_peer_near(fd, (uint32_t)op->d.peer) ? fw_direct_write(fd, op, bytes) : fw_far_write(fd, op, bytes);
-}
 
 static inline int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
 {

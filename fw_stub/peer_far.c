@@ -56,13 +56,23 @@ void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum ac
 	(void)link_send(fd, &m); /* a peer gone: its ops went with it */
 }
 
-enum accdma_status fw_far_write(struct fw_device *fd, const struct fw_op *op, uint64_t *bytes)
+int fw_far_write_start(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	enum accdma_status st = fd->link->ops->write(fd->link, (uint32_t)op->d.peer, op->d.remote_key,
-						     op->d.remote_offset, op->d.length, op->addr);
+						     op->d.remote_offset, op->d.length, op->addr, &op->wreq);
 
-	*bytes = st == ACCDMA_OK ? op->d.length : 0;
-	return st;
+	if (st == ACCDMA_ST_NOT_ATTEMPTED) {
+		q->retry = 1; /* the link's writes are all in flight: again at the next pass */
+		return 0;
+	}
+	if (st != ACCDMA_OK) {
+		fw_complete_own(fd, q, op, st, 0);
+		return 1;
+	}
+	op->clear.length = op->d.length;
+	op->state = FW_OP_PEER;
+	os_store(&op->cleared, FW_CLEAR_WRITING, OS_RELAXED);
+	return fw_far_write_finish(fd, q, op);
 }
 
 int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
@@ -162,16 +172,68 @@ int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, 
 	return 0;
 }
 
-enum accdma_status fw_far_pull(struct fw_device *fd, const struct q_rdv *send, void *dst, uint64_t len)
+int fw_far_clear(struct fw_device *fd, const struct q_rdv *send, uint32_t queue, uint32_t slot, uint32_t gen,
+		 uint32_t key, uint64_t offset, uint64_t len)
+{
+	struct q_msg_cts r = { .queue = queue, .slot = slot, .gen = gen };
+	struct q_msg m;
+
+	msg_init(&m, fd, (uint32_t)send->dev, Q_MSG_CTS);
+	m.queue = send->queue;
+	m.slot = send->slot;
+	m.gen = send->gen;
+	m.key = key;
+	m.offset = offset;
+	m.length = len;
+	m.len = sizeof(r);
+	memcpy(m.data, &r, sizeof(r));
+	return link_send(fd, &m);
+}
+
+int fw_far_write_cleared(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
+{
+	const struct q_rdv *r = &op->clear;
+	enum accdma_status st;
+
+	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
+	/* The receiver decided truncation before it cleared us: it asks for the
+	 * whole send, never more (that would hand it our memory past the send). */
+	if (r->dev != op->d.peer || r->length != op->d.length || !r->length)
+		st = ACCDMA_ST_PEER_ERROR;
+	else
+		st = fd->link->ops->write(fd->link, (uint32_t)r->dev, r->key, r->offset, r->length, op->addr,
+					  &op->wreq);
+	/* A range its recv's engine validated that does not resolve now (freed,
+	 * or a forged clearance) is the receiver's failure. */
+	if (st == ACCDMA_ST_BAD_KEY || st == ACCDMA_ST_OUT_OF_BOUNDS)
+		st = ACCDMA_ST_PEER_ERROR;
+	if (st == ACCDMA_ST_NOT_ATTEMPTED)
+		return 0; /* the link's writes are all in flight: again at the next pass */
+	if (st != ACCDMA_OK) {
+		fw_far_complete(fd, r, st, 0);
+		fw_complete_own(fd, q, op, st, 0);
+		return 1;
+	}
+	/* A write already done (or failed) says so in the finish. Else the
+	 * finish goes now: the link delivers it after the data, and not at all
+	 * if the write fails. The send completes when the write does (its
+	 * memory is read until then). */
+	if (fd->link->ops->write_done(fd->link, op->wreq, &st)) {
+		fw_far_complete(fd, r, st, st == ACCDMA_OK ? r->length : 0);
+		fw_complete_own(fd, q, op, st, st == ACCDMA_OK ? r->length : 0);
+		return 1;
+	}
+	fw_far_complete(fd, r, ACCDMA_OK, r->length);
+	os_store(&op->cleared, FW_CLEAR_WRITING, OS_RELAXED);
+	return 0;
+}
+
+int fw_far_write_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	enum accdma_status st;
 
-	if (!len)
-		return ACCDMA_OK;
-	st = fd->link->ops->read(fd->link, (uint32_t)send->dev, send->key, send->offset, len, dst);
-	/* A range the sender's own engine validated but that does not resolve now
-	 * (freed, or a forged announcement) is the sender's failure. */
-	if (st == ACCDMA_ST_BAD_KEY || st == ACCDMA_ST_OUT_OF_BOUNDS)
-		return ACCDMA_ST_PEER_ERROR;
-	return st;
+	if (!fd->link->ops->write_done(fd->link, op->wreq, &st))
+		return 0;
+	fw_complete_own(fd, q, op, st, st == ACCDMA_OK ? op->clear.length : 0);
+	return 1;
 }

@@ -228,8 +228,9 @@ struct q_eager_ring {
 /*
  * Messages between the engines of different hosts (the peer seam over a
  * link: fw_stub/link.h). The receiver owns its state: a send announces
- * itself and the receiver matches it in its own table, pulls the data and
- * sends back a finish. Every field is checked by the receiver before use.
+ * itself and the receiver matches it in its own table, then clears the
+ * sender to write the data into the recv; the sender's finish completes the
+ * recv. Every field is checked by the receiver before use.
  */
 enum q_msg_type {
 	Q_MSG_EAGER = 1, /* a small send's payload for the receiver's inline ring at @pos */
@@ -239,7 +240,17 @@ enum q_msg_type {
 	Q_MSG_FIN,       /* complete the receiver's op (@queue, @slot, @gen) with @status and @length bytes */
 	Q_MSG_CREDIT,    /* only @credit: the receiver consumed its inline ring from the sender that far */
 	Q_MSG_BUSY,      /* the receiver's table had no room for a ready-to-send: announce again */
+	Q_MSG_CTS,       /* clear to send: write @length bytes at (@key, @offset), then finish the
+			  * recv in the payload (struct q_msg_cts) */
 	Q_MSG__COUNT
+};
+
+/** struct q_msg_cts - Q_MSG_CTS's payload: the recv the sender's finish completes. */
+struct q_msg_cts {
+	uint32_t queue;
+	uint32_t slot;
+	uint32_t gen;
+	uint32_t pad;
 };
 
 /* Largest payload a message carries (an eager send: ACCDMA_EAGER_MAX). */
@@ -247,7 +258,7 @@ enum q_msg_type {
 
 /**
  * struct q_msg - one message. Only q_msg_bytes() of it travel: the header,
- * and @len payload bytes for Q_MSG_EAGER.
+ * and @len payload bytes for Q_MSG_EAGER and Q_MSG_CTS.
  */
 struct q_msg {
 	uint16_t type;

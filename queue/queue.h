@@ -31,7 +31,8 @@ _Static_assert(offsetof(struct q_msg, data) == Q_MSG_HEAD_BYTES, "a message's he
 /** q_msg_bytes() - the bytes of @m that travel: its header, and an eager send's payload. */
 static inline uint32_t q_msg_bytes(const struct q_msg *m)
 {
-	return Q_MSG_HEAD_BYTES + (m->type == Q_MSG_EAGER && m->len <= Q_MSG_DATA_MAX ? m->len : 0);
+	return Q_MSG_HEAD_BYTES +
+	       ((m->type == Q_MSG_EAGER || m->type == Q_MSG_CTS) && m->len <= Q_MSG_DATA_MAX ? m->len : 0);
 }
 
 /** q_queue_completed() - ops of queue @qs completed so far, by any engine. */

@@ -2,14 +2,18 @@
 /*
  * test_loop.c - the cross-host protocol over the loop transport, where every
  * device is a host of its own and reaches the others only through messages
- * and one-sided reads and writes (driver/loop/loop.c).
+ * and one-sided writes (driver/loop/loop.c).
  *
  *  - what crosses the link for each kind of transfer: an eager send is one
- *    message, a rendezvous is an announcement, a pull and a finish, a write
- *    one write; data, status and byte counts checked;
+ *    message, a rendezvous is an announcement, a clearance, a write and a
+ *    finish, a one-sided write one write; data, status and byte counts checked;
  *  - FIFO across paths: small and large sends on one tag, recvs posted after;
  *  - a waiting send canceled: withdrawn by message, its recv PEER_ERROR;
  *  - a "busy" answer: the send announces again, and the pair completes;
+ *  - a link with no room for a write: the cleared send and a one-sided
+ *    write wait for room, then land;
+ *  - forged clearances: one asking for more than the send, one naming a
+ *    bad key: only that send fails, nothing is written;
  *  - a hostile peer: forged, stale and malformed messages are dropped or
  *    fail only the ops they name, and the world goes on working.
  *
@@ -83,7 +87,7 @@ static void test_what_crosses(void **state)
 	th_check_pattern(b, 8, 1, "eager payload");
 	th_check_u8(b + 8, 56, 0xEE, "after the eager payload");
 
-	/* rendezvous, send first then recv first: announce, pull, finish */
+	/* rendezvous, send first then recv first: announce, clear, write, finish */
 	for (int recv_first = 0; recv_first < 2; recv_first++) {
 		counts(w, base, NULL);
 		th_fill_u8(b, 2 * BIG, 0xEE);
@@ -97,14 +101,14 @@ static void test_what_crosses(void **state)
 		}
 		wait_moved(w, r, BIG);
 		wait_moved(w, s, BIG);
-		th_check_u8(b, 16, 0xEE, "before the pulled range");
-		th_check_pattern(b + 16, BIG, 1, "pulled data");
-		th_check_u8(b + 16 + BIG, BIG - 16, 0xEE, "after the pulled range");
+		th_check_u8(b, 16, 0xEE, "before the written range");
+		th_check_pattern(b + 16, BIG, 1, "written data");
+		th_check_u8(b + 16 + BIG, BIG - 16, 0xEE, "after the written range");
 		counts(w, c, base);
 		assert_int_equal(c[Q_MSG_RTS], 1);
+		assert_int_equal(c[Q_MSG_CTS], 1);
 		assert_int_equal(c[Q_MSG_FIN], 1);
-		assert_int_equal(c[DRV_LOOP_READS], 1);
-		assert_int_equal(c[DRV_LOOP_WRITES], 0);
+		assert_int_equal(c[DRV_LOOP_WRITES], 1);
 	}
 
 	/* a one-sided write: one write, nothing for the target's engine to do */
@@ -216,8 +220,41 @@ static void test_busy_answer(void **state)
 	th_wait_ok(w, s);
 	assert_memory_equal(b, a, BIG);
 	counts(w, c, base);
+	assert_int_equal(c[Q_MSG_CTS], 1);
 	assert_int_equal(c[Q_MSG_FIN], 1);
-	assert_int_equal(c[DRV_LOOP_READS], 1);
+	assert_int_equal(c[DRV_LOOP_WRITES], 1);
+	th_close(w);
+}
+
+/* A link with no room for another write (every one in flight) starts
+ * nothing: the engine tries again, and the cleared send and a one-sided
+ * write both land once it has room. */
+static void test_writes_refused(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, 2 * BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, 2 * BIG, (void **)&b);
+	accdma_token s, r, x;
+
+	th_fill_pattern(a, 2 * BIG, 8);
+	th_fill_u8(b, 2 * BIG, 0x44);
+	counts(w, base, NULL);
+	assert_int_equal(drv_loop_refuse_writes(w, 3), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 13, kb, 0, BIG, NULL, 0, &r), 0);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 13, ka, 0, BIG, NULL, 0, &s), 0);
+	wait_moved(w, s, BIG);
+	wait_moved(w, r, BIG);
+	assert_memory_equal(b, a, BIG);
+	assert_int_equal(drv_loop_refuse_writes(w, 2), 0);
+	assert_int_equal(accdma_write(th_q(w, 0), 1, ka, BIG, 4096, kb, BIG, NULL, 0, &x), 0);
+	wait_moved(w, x, 4096);
+	assert_memory_equal(b + BIG, a + BIG, 4096);
+	th_check_u8(b + BIG + 4096, BIG - 4096, 0x44, "after the written range");
+	counts(w, c, base);
+	assert_int_equal(c[DRV_LOOP_WRITES], 2); /* refused ones are not counted */
 	th_close(w);
 }
 
@@ -285,8 +322,9 @@ static void test_hostile_peer(void **state)
 	th_pending(w, r); /* none of it completed the recv */
 	th_check_u8(b, BIG, 0x22, "recv range after garbage");
 
-	/* a forged announcement for the recv, naming a key device 0 does not
-	 * have: the pull fails, and only the recv it names fails */
+	/* a forged announcement for the recv, naming an op device 0 does not
+	 * have: device 0 answers the clearance with a failure, and only the
+	 * recv it names fails */
 	m = msg(Q_MSG_RTS);
 	m.tag = 8;
 	m.seq = 0;
@@ -321,6 +359,60 @@ static void test_hostile_peer(void **state)
 	th_close(w);
 }
 
+/* A clearance from a hostile receiver (device 1) for a waiting send of
+ * device 0: one asking for more than the send holds would have the sender
+ * hand over its memory past the send, one naming a key the receiver does
+ * not have cannot be written; each fails only that send, PEER_ERROR, and
+ * nothing is written. */
+static void test_hostile_clearance(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, 2 * BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, 2 * BIG, (void **)&b);
+	struct q_msg_cts r = { .queue = 0, .slot = 7, .gen = 99 };
+	accdma_token s, s2, r2;
+	struct q_msg m;
+
+	th_fill_pattern(a, 2 * BIG, 3);
+	th_fill_u8(b, 2 * BIG, 0x33);
+	for (int bad_key = 0; bad_key < 2; bad_key++) {
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 11, ka, 0, BIG, NULL, 0, &s), 0);
+		th_kick(w, 0, 1);
+		th_pending(w, s);
+		counts(w, base, NULL);
+		memset(&m, 0, sizeof(m));
+		m.type = Q_MSG_CTS;
+		m.src = 1;
+		m.dst = 0;
+		m.queue = q_token_queue(s);
+		m.slot = q_token_slot(s);
+		m.gen = q_token_gen(s);
+		m.key = bad_key ? 0xdead : kb;
+		m.length = bad_key ? BIG : 2 * BIG;
+		m.len = sizeof(r);
+		memcpy(m.data, &r, sizeof(r));
+		assert_int_equal(drv_loop_inject(w, &m), 0);
+		th_wait_st(w, s, ACCDMA_ST_PEER_ERROR);
+		counts(w, c, base);
+		assert_int_equal(c[DRV_LOOP_WRITES], (uint64_t)bad_key); /* the bad key fails at the write */
+		assert_int_equal(c[Q_MSG_FIN], 1); /* the named recv is told */
+		th_check_u8(b, 2 * BIG, 0x33, "recv memory after a forged clearance");
+		/* the receiver's real recv for that send fails: the send is gone */
+		assert_int_equal(accdma_recv(th_q(w, 1), 0, 11, kb, 0, BIG, NULL, 0, &r2), 0);
+		th_wait_st(w, r2, ACCDMA_ST_PEER_ERROR);
+	}
+	/* the world goes on */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 12, ka, 0, BIG, NULL, 0, &s2), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 12, kb, 0, BIG, NULL, 0, &r2), 0);
+	th_wait_ok(w, r2);
+	th_wait_ok(w, s2);
+	assert_memory_equal(b, a, BIG);
+	th_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +420,8 @@ int main(void)
 		cmocka_unit_test(test_fifo_across_paths),
 		cmocka_unit_test(test_cancel_waiting_send),
 		cmocka_unit_test(test_busy_answer),
+		cmocka_unit_test(test_hostile_clearance),
+		cmocka_unit_test(test_writes_refused),
 		cmocka_unit_test(test_hostile_peer),
 	};
 

@@ -6,8 +6,8 @@
  * counts as a host of its own: its engines reach no other device in memory
  * (fw_link.solo), and everything they do to another device goes through
  * this link, as the verbs transport's does through RDMA: messages into the
- * receiver's inbox, and one-sided reads and writes checked against the
- * target's region table. So the whole cross-host protocol (eager, rendezvous,
+ * receiver's inbox, and one-sided writes checked against the target's
+ * region table. So the whole cross-host protocol (eager, rendezvous,
  * truncation, failure, cancel, reset, writes) runs in `make check`, under the
  * sanitizers, with no RDMA device.
  */
@@ -26,6 +26,7 @@ struct loop_link {
 	struct accdma_world *w;
 	struct drv_inbox *inbox; /* by device */
 	_Atomic uint64_t counts[DRV_LOOP__COUNT]; /* what crossed the link, for the tests */
+	_Atomic uint32_t refuse; /* writes still to refuse (drv_loop_refuse_writes()) */
 };
 
 static struct loop_link *loop_of(struct fw_link *l)
@@ -66,35 +67,41 @@ static enum accdma_status loop_range(struct fw_link *l, uint32_t dev, uint32_t k
 	return dma_resolve(&w->space, &w->a, dev, key, off, len, 0, addr);
 }
 
-static enum accdma_status loop_read(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				    void *dst)
+/* A write is done as it starts: its handle is its outcome (plus one). */
+static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				     const void *src, uint64_t *req)
 {
-	void *src;
-	enum accdma_status st = loop_range(l, dev, key, off, len, &src);
+	struct loop_link *ll = loop_of(l);
+	uint32_t refuse = atomic_load_explicit(&ll->refuse, memory_order_relaxed);
+	void *dst;
+	enum accdma_status st;
 
-	atomic_fetch_add_explicit(&loop_of(l)->counts[DRV_LOOP_READS], 1, memory_order_relaxed);
-	if (st == ACCDMA_OK && dma_copy(dst, src, len))
+	while (refuse && !atomic_compare_exchange_weak(&ll->refuse, &refuse, refuse - 1))
+		;
+	if (refuse)
+		return ACCDMA_ST_NOT_ATTEMPTED;
+	st = loop_range(l, dev, key, off, len, &dst);
+	atomic_fetch_add_explicit(&ll->counts[DRV_LOOP_WRITES], 1, memory_order_relaxed);
+	if (st != ACCDMA_OK)
+		return st;
+	if (dma_copy(dst, src, len))
 		st = ACCDMA_ST_DMA_ERROR; /* the data mover's fault point */
-	return st;
+	*req = (uint64_t)st + 1;
+	return ACCDMA_OK;
 }
 
-static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				     const void *src)
+static int loop_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st)
 {
-	void *dst;
-	enum accdma_status st = loop_range(l, dev, key, off, len, &dst);
-
-	atomic_fetch_add_explicit(&loop_of(l)->counts[DRV_LOOP_WRITES], 1, memory_order_relaxed);
-	if (st == ACCDMA_OK && dma_copy(dst, src, len))
-		st = ACCDMA_ST_DMA_ERROR; /* the data mover's fault point */
-	return st;
+	(void)l;
+	*st = req && req <= ACCDMA_ST__COUNT ? (enum accdma_status)(req - 1) : ACCDMA_ST_DMA_ERROR;
+	return 1;
 }
 
 static const struct fw_link_ops loop_ops = {
 	.send = loop_send,
 	.recv = loop_recv,
-	.read = loop_read,
 	.write = loop_write,
+	.write_done = loop_write_done,
 };
 
 static void loop_close(struct accdma_world *w)
@@ -154,6 +161,14 @@ int drv_loop_inject(accdma_world *w, const struct q_msg *m)
 		return -EINVAL;
 	ll = w->tp_state;
 	return loop_send(&ll->link, m);
+}
+
+int drv_loop_refuse_writes(accdma_world *w, uint32_t n)
+{
+	if (drv_world_check(w) || w->tp != &drv_transport_loop)
+		return -EINVAL;
+	atomic_store(&((struct loop_link *)w->tp_state)->refuse, n);
+	return 0;
 }
 
 const struct drv_transport drv_transport_loop = {

@@ -11,8 +11,8 @@
 #include "include/accdma.h"
 #include "queue/abi.h"
 
-/* Counters: messages by type (enum q_msg_type), then one-sided reads and writes. */
-enum { DRV_LOOP_READS = Q_MSG__COUNT, DRV_LOOP_WRITES, DRV_LOOP__COUNT };
+/* Counters: messages by type (enum q_msg_type), then one-sided writes. */
+enum { DRV_LOOP_WRITES = Q_MSG__COUNT, DRV_LOOP__COUNT };
 
 /**
  * drv_loop_counts() - what crossed world @w's link so far.
@@ -28,5 +28,13 @@ int drv_loop_counts(accdma_world *w, uint64_t *counts);
  * no device.
  */
 int drv_loop_inject(accdma_world *w, const struct q_msg *m);
+
+/**
+ * drv_loop_refuse_writes() - the link's next @n writes find no room (as a
+ * verbs link with every write in flight does): nothing starts, and the
+ * engine tries again.
+ * Return: 0, or -EINVAL if @w is not an open loop world.
+ */
+int drv_loop_refuse_writes(accdma_world *w, uint32_t n);
 
 #endif /* ACCDMA_DRIVER_LOOP_H */

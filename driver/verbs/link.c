@@ -6,15 +6,16 @@
  * receive queue and one completion queue per process. A message is a SEND
  * from a registered send buffer (inline when the device takes it) into a
  * receive buffer of the peer's shared queue, which its poller hands to the
- * device's inbox and posts again at once. A pull is an RDMA READ into the
- * recv's registered memory, a write an RDMA WRITE, each checked against the
- * region's published key and bounds first; the engine waits for its
- * completion as it would for a memory copy. RNR retries are unlimited: a
+ * device's inbox and posts again at once. Data moves by RDMA WRITE (a
+ * one-sided write, or a large send into the recv that cleared it), checked
+ * against the target region's published key and bounds first; the engine
+ * waits for its completion as it would for a memory copy. RNR retries are unlimited: a
  * receiver short of buffers slows its senders down, never fails them.
  *
  * The poller thread polls the completion queue, spinning while traffic may
  * be near, then sleeping on the completion channel. Any thread that waits
- * for a completion polls too when the poller is not.
+ * for a completion polls too when the poller is not; while engines or a
+ * waiting host poll, the poller naps instead of spinning.
  */
 #include <errno.h>
 #include <poll.h>
@@ -28,18 +29,10 @@
 #include "driver/verbs/verbs.h"
 
 /* wr_id: what a completion is for, in its low bits. */
-#define WR_REQ 0u  /* a read or write: a struct vb_req's address */
-#define WR_SEND 1u /* a send buffer's index << 2 */
-#define WR_RECV 2u /* a receive buffer's index << 2 */
-#define WR_PART 3u /* an unsignaled part of a read or write: completes only in error */
-
-/** struct vb_req - a read or write the calling engine waits for. Both words
- * atomic: what orders the poller's stores after the engine's is the device,
- * which a race detector cannot see. */
-struct vb_req {
-	_Atomic int done;
-	_Atomic int status; /* enum ibv_wc_status */
-} __attribute__((aligned(4)));
+#define WR_WRITE 0u /* a write: its slot's index << 2 */
+#define WR_SEND 1u  /* a send buffer's index << 2 */
+#define WR_RECV 2u  /* a receive buffer's index << 2 */
+#define WR_PART 3u  /* an unsignaled part of a write: completes only in error */
 
 static uint64_t ns_now(void)
 {
@@ -146,12 +139,14 @@ static void serve_ctl(struct vb *v, const struct q_msg *m)
 }
 
 /* Poll the completion queue once if nobody else is. Return: completions seen, -1 if busy. */
-static int poll_cq(struct vb *v)
+static int poll_cq_as(struct vb *v, int poller)
 {
 	struct ibv_wc wc[32];
 	struct q_msg ctl[32];
-	int n, nctl = 0;
+	int n, nctl = 0, nwrites = 0;
 
+	if (!poller && !atomic_load_explicit(&v->others_polled, memory_order_relaxed))
+		atomic_store_explicit(&v->others_polled, 1, memory_order_relaxed);
 	if (pthread_mutex_trylock(&v->cq_lock))
 		return -1;
 	n = ibv_poll_cq(v->cq, 32, wc);
@@ -175,18 +170,26 @@ static int poll_cq(struct vb *v)
 			break;
 		case WR_PART:
 			break; /* the last part's completion (flushed, if this failed) tells */
-		default: {
-			struct vb_req *r = (struct vb_req *)(uintptr_t)id;
-
-			atomic_store_explicit(&r->status, (int)wc[k].status, memory_order_relaxed);
-			atomic_store_explicit(&r->done, 1, memory_order_release);
-		}
+		default:
+			if (i < VB_WRITES) {
+				atomic_store_explicit(&v->writes[i].status, (int)wc[k].status, memory_order_relaxed);
+				atomic_store_explicit(&v->writes[i].done, 1, memory_order_release);
+				nwrites++;
+			}
 		}
 	}
 	pthread_mutex_unlock(&v->cq_lock);
 	for (int k = 0; k < nctl; k++)
 		serve_ctl(v, &ctl[k]);
+	if (nwrites) /* an engine with writes in flight may sleep */
+		for (int d = v->w->first_local; d < v->w->first_local + v->w->nlocal; d++)
+			q_device_kick(q_dev(&v->w->a, (uint32_t)d), 0, v->w->a.g.engines);
 	return n < 0 ? 0 : n;
+}
+
+static int poll_cq(struct vb *v)
+{
+	return poll_cq_as(v, 0);
 }
 
 static void *poller_main(void *arg)
@@ -198,12 +201,21 @@ static void *poller_main(void *arg)
 		struct pollfd pf = { .fd = v->ch->fd, .events = POLLIN };
 		struct ibv_cq *cq;
 		void *ctx;
-		int n = poll_cq(v);
+		int n = poll_cq_as(v, 1);
 
 		if (n != 0) {
 			idle = 0;
 			if (n < 0)
 				sched_yield();
+			continue;
+		}
+		/* An engine or a waiting host polls the queue: leave it to them, and
+		 * nap instead of spinning beside them for the same cores. */
+		if (atomic_exchange_explicit(&v->others_polled, 0, memory_order_relaxed)) {
+			struct timespec ts = { 0, VB_POLLER_NAP_NS };
+
+			nanosleep(&ts, NULL);
+			idle = 0;
 			continue;
 		}
 		if (!idle)
@@ -214,7 +226,7 @@ static void *poller_main(void *arg)
 		}
 		/* Arm, look once more, then sleep until a completion (or a look now and then for stop). */
 		ibv_req_notify_cq(v->cq, 0);
-		if (poll_cq(v) != 0)
+		if (poll_cq_as(v, 1) != 0)
 			continue;
 		if (poll(&pf, 1, 100) > 0 && !ibv_get_cq_event(v->ch, &cq, &ctx))
 			ibv_ack_cq_events(cq, 1);
@@ -298,18 +310,38 @@ static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
 	return poll_cq(v) > 0 && drv_inbox_take(&v->inbox[dev], m);
 }
 
-/* A read or write of @len bytes between our @local and device @dev's region
- * (@key, @off), as published; waits for its completion. */
-static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev, uint32_t key, uint64_t off,
-			       uint64_t len, void *local)
+/* A free write slot, or -1 if all are in flight: never waits, since only
+ * their owners' link_write_done() frees them, and the caller may be one. */
+static int take_write(struct vb *v)
 {
+	int i = -1;
+
+	pthread_mutex_lock(&v->slock);
+	if (v->nwfree)
+		i = (int)v->wfree[--v->nwfree];
+	pthread_mutex_unlock(&v->slock);
+	return i;
+}
+
+static void put_write(struct vb *v, uint32_t i)
+{
+	pthread_mutex_lock(&v->slock);
+	v->wfree[v->nwfree++] = i;
+	pthread_mutex_unlock(&v->slock);
+}
+
+/* Start an RDMA WRITE of @len bytes from our @local into device @dev's
+ * region (@key, @off), as published; *@req names it for link_write_done(). */
+static enum accdma_status link_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+				     const void *local, uint64_t *req)
+{
+	struct vb *v = vb_link(l);
 	struct vb_rregion *r;
-	struct vb_req req;
-	enum ibv_wc_status status;
+	struct vb_write *wr;
 	struct ibv_send_wr *bad;
 	uint32_t lkey, rkey;
 	uint64_t addr, size;
-	int proc;
+	int proc, i;
 
 	if (dev >= v->w->a.g.ndev || !key)
 		return ACCDMA_ST_BAD_KEY;
@@ -326,8 +358,6 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 		return ACCDMA_ST_OUT_OF_BOUNDS;
 	if (atomic_load(&v->proc_lost[proc]))
 		return ACCDMA_ST_PEER_LOST;
-	atomic_store_explicit(&req.done, 0, memory_order_relaxed);
-	atomic_store_explicit(&req.status, IBV_WC_SUCCESS, memory_order_relaxed);
 	lkey = vb_lkey_of(v, local, len);
 	if (!lkey)
 		return ACCDMA_ST_DMA_ERROR; /* our side is not registered memory */
@@ -340,56 +370,75 @@ static enum accdma_status rdma(struct vb *v, enum ibv_wr_opcode op, uint32_t dev
 
 	if (chunk > UINT32_MAX)
 		return ACCDMA_ST_DMA_ERROR; /* past 64 GiB in one op */
+	i = take_write(v);
+	if (i < 0)
+		return ACCDMA_ST_NOT_ATTEMPTED;
+	wr = &v->writes[i];
+	wr->gen++;
+	wr->proc = proc;
+	wr->len = len;
+	atomic_store_explicit(&wr->status, IBV_WC_SUCCESS, memory_order_relaxed);
+	atomic_store_explicit(&wr->done, 0, memory_order_relaxed);
 	for (uint64_t at = 0; at < len || n == 0; at += chunk, n++) {
 		uint64_t k = len - at < chunk ? len - at : chunk;
 
 		sges[n] = (struct ibv_sge){ (uintptr_t)local + at, (uint32_t)k, lkey };
-		wrs[n] = (struct ibv_send_wr){ .wr_id = WR_PART, .sg_list = &sges[n], .num_sge = 1, .opcode = op };
+		wrs[n] = (struct ibv_send_wr){ .wr_id = WR_PART, .sg_list = &sges[n], .num_sge = 1,
+					       .opcode = IBV_WR_RDMA_WRITE };
 		wrs[n].wr.rdma.remote_addr = addr + off + at;
 		wrs[n].wr.rdma.rkey = rkey;
 		if (n)
 			wrs[n - 1].next = &wrs[n];
 	}
-	wrs[n - 1].wr_id = (uintptr_t)&req;
+	wrs[n - 1].wr_id = ((uint64_t)i << 2) | WR_WRITE;
 	wrs[n - 1].send_flags = IBV_SEND_SIGNALED;
 	if (ibv_post_send(v->qp[proc], &wrs[0], &bad)) {
+		put_write(v, (uint32_t)i);
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
 		return ACCDMA_ST_PEER_LOST;
 	}
-	/* Like a copy, the engine waits; a lost peer's queue pair is flushed, so this ends. */
-	while (!atomic_load_explicit(&req.done, memory_order_acquire))
-		if (poll_cq(v) <= 0)
-			sched_yield();
-	status = (enum ibv_wc_status)atomic_load_explicit(&req.status, memory_order_relaxed);
-	if (status == IBV_WC_SUCCESS)
-		return ACCDMA_OK;
-	if (!atomic_load(&v->proc_lost[proc])) {
-		if (v->w->opts.log_level >= 1)
-			fprintf(stderr, "accdma: verbs: %s of %llu bytes with rank %d (%s) failed: %s\n",
-				op == IBV_WR_RDMA_READ ? "an RDMA READ" : "an RDMA WRITE", (unsigned long long)len,
-				proc, v->hellos[proc].dev, ibv_wc_status_str(status));
-		vb_mark_lost(v, proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
+	*req = ((uint64_t)wr->gen << 32) | (uint32_t)i;
+	return ACCDMA_OK;
+}
+
+/* Has write @req completed? Then its outcome, and its slot is free again. A
+ * lost peer's queue pair is flushed, so every write completes. */
+static int link_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st)
+{
+	struct vb *v = vb_link(l);
+	uint32_t i = (uint32_t)req;
+	struct vb_write *wr;
+	enum ibv_wc_status status;
+
+	if (i >= VB_WRITES || v->writes[i].gen != (uint32_t)(req >> 32)) {
+		*st = ACCDMA_ST_DMA_ERROR; /* not a handle of ours */
+		return 1;
 	}
-	return status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
-}
-
-static enum accdma_status link_read(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				    void *dst)
-{
-	return rdma(vb_link(l), IBV_WR_RDMA_READ, dev, key, off, len, dst);
-}
-
-static enum accdma_status link_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				     const void *src)
-{
-	return rdma(vb_link(l), IBV_WR_RDMA_WRITE, dev, key, off, len, (void *)src);
+	wr = &v->writes[i];
+	if (!atomic_load_explicit(&wr->done, memory_order_acquire) &&
+	    (poll_cq(v) < 0 || !atomic_load_explicit(&wr->done, memory_order_acquire)))
+		return 0;
+	status = (enum ibv_wc_status)atomic_load_explicit(&wr->status, memory_order_relaxed);
+	*st = ACCDMA_OK;
+	if (status != IBV_WC_SUCCESS) {
+		if (!atomic_load(&v->proc_lost[wr->proc])) {
+			if (v->w->opts.log_level >= 1)
+				fprintf(stderr, "accdma: verbs: an RDMA WRITE of %llu bytes to rank %d (%s) failed: %s\n",
+					(unsigned long long)wr->len, wr->proc, v->hellos[wr->proc].dev,
+					ibv_wc_status_str(status));
+			vb_mark_lost(v, wr->proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
+		}
+		*st = status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
+	}
+	put_write(v, i);
+	return 1;
 }
 
 const struct fw_link_ops vb_link_ops = {
 	.send = link_send,
 	.recv = link_recv,
-	.read = link_read,
 	.write = link_write,
+	.write_done = link_write_done,
 };
 
 /** vb_link_start() - start the completion queue's poller. Return: 0 or -EAGAIN. */

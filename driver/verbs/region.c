@@ -48,7 +48,7 @@ int vb_region_added(struct accdma_world *w, int dev, uint32_t key, void *addr, u
 	struct ibv_mr *mr;
 
 	pthread_mutex_lock(&v->pub_lock);
-	mr = ibv_reg_mr(v->pd, addr, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	mr = ibv_reg_mr(v->pd, addr, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!mr) {
 		rc = errno ? -errno : -ENOMEM;
 		pthread_mutex_unlock(&v->pub_lock);

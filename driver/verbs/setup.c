@@ -87,6 +87,8 @@ static int make_buffers(struct vb *v)
 	v->sbuf = aligned_alloc(4096, sb);
 	v->sfree = calloc(VB_SEND_BUFS, sizeof(*v->sfree));
 	v->sproc = calloc(VB_SEND_BUFS, sizeof(*v->sproc));
+	for (uint32_t i = 0; i < VB_WRITES; i++)
+		v->wfree[v->nwfree++] = i;
 	if (!v->rbuf || !v->sbuf || !v->sfree || !v->sproc)
 		return -ENOMEM;
 	v->rmr = ibv_reg_mr(v->pd, v->rbuf, rb, access);
@@ -175,8 +177,7 @@ static int connect_qp(struct vb *v, int p)
 {
 	const struct vb_hello *h = &v->hellos[p];
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = (uint8_t)v->port,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_LOCAL_WRITE };
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
 
 	if (ibv_modify_qp(v->qp[p], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -EINVAL;

@@ -7,8 +7,8 @@
  *            trade what their queue pairs need, and keep the connection as
  *            the liveness channel
  *   link.c   the engines' link (fw_stub/link.h) over RC queue pairs: messages
- *            by SEND into a shared receive queue, pulls by RDMA READ, writes
- *            by RDMA WRITE; one completion queue and its poller thread
+ *            by SEND into a shared receive queue, data by RDMA WRITE; one
+ *            completion queue and its poller thread
  *   region.c device memory registered when allocated, its keys published to
  *            every peer before the call returns, revoked before it is freed
  *   verbs.c  the transport table
@@ -31,10 +31,12 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
 #define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
-#define VB_CHUNKS 16               /* work requests a read or write is cut into, at most */
+#define VB_POLLER_NAP_NS 50000 /* the poller's nap while others poll (an engine's spin) */
+#define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
-/* sends, plus one read or write (VB_CHUNKS requests) for each of 16 engine threads */
-#define VB_SQ_DEPTH (VB_SEND_BUFS + 16 * VB_CHUNKS)
+#define VB_WRITES 32               /* writes in flight in a process, at most */
+/* sends, plus every write in flight (VB_CHUNKS requests each) */
+#define VB_SQ_DEPTH (VB_SEND_BUFS + VB_WRITES * VB_CHUNKS)
 
 /** struct vb_hello - what a process tells the others at join (crosses hosts). */
 struct vb_hello {
@@ -54,6 +56,23 @@ struct vb_rregion {
 	_Atomic uint32_t key; /* 0: none; set last, cleared first */
 	uint32_t rkey;
 	uint64_t addr, size;
+};
+
+/**
+ * struct vb_write - an RDMA WRITE in flight, or a free slot for one. Its
+ * completion's wr_id points here, in memory the link owns: an op that stops
+ * waiting for it (its engine stopped) leaves nothing the poller could write
+ * after it is freed.
+ * @done/@status: set by whoever polls its completion (ibv_wc_status).
+ * @gen: bumped at each use; a handle names (slot, gen).
+ * @proc/@len: whom it went to, how much (for the message if it fails).
+ */
+struct vb_write {
+	_Atomic uint32_t done;
+	_Atomic int status;
+	uint32_t gen;
+	int proc;
+	uint64_t len;
 };
 
 /** struct vb_lregion - a region of ours and its registration. */
@@ -93,7 +112,10 @@ struct vb {
 	pthread_mutex_t slock; /* the free send buffers */
 	uint32_t *sfree, nsfree;
 	int32_t *sproc;        /* by send buffer: the process it went to */
+	struct vb_write writes[VB_WRITES];
+	uint32_t wfree[VB_WRITES], nwfree; /* free write slots, under slock */
 	pthread_mutex_t cq_lock;
+	_Atomic int others_polled; /* an engine or host polled the queue since the poller looked */
 	struct drv_inbox *inbox; /* by device (only ours used) */
 	struct vb_rregion *rreg; /* [ndev][Q_MAX_REGIONS] */
 	pthread_mutex_t pub_lock;  /* one publication at a time (acks are counted) */
