@@ -64,9 +64,12 @@ def main():
                            torch.zeros(1, dtype=torch.float64), n, group, n // 10))
     big = 16 << 20
     pg = dist.distributed_c10d._get_default_group()
+    before = pg.copy_counts()
     for name, group in (("accdma", None), ("gloo", gl)):
         res.append(measure(r, name, torch.ones(big // 4), torch.zeros(big // 4),
                            args.big_rounds, group, 3))
+    after = pg.copy_counts()
+    moved = {k: after[k] - before[k] for k in ("registered_sends", "restaged_sends")}
     # ordinary tensors, three ways: staged both sides (3 copies), the default
     # (staged send, registered recv: 2), and sends from the tensor too (1)
     pg.register_tensors = False
@@ -93,6 +96,8 @@ def main():
               f" (device memory: {by[('gloo', big)] / by[('accdma device memory', big)]:.2f}x,"
               f" staged: {by[('gloo', big)] / by[('accdma staged', big)]:.2f}x,"
               f" send_direct: {by[('gloo', big)] / by[('accdma send_direct', big)]:.2f}x)")
+        print(f"16 MiB accdma sends on rank 0: {moved['registered_sends']} from the tensor, "
+              f"{moved['restaged_sends']} staged after the grace period")
     dist.barrier()
     dist.destroy_process_group()
 

@@ -28,6 +28,10 @@ std::vector<WorldRef> worlds;
 std::vector<std::weak_ptr<Group>> groups;
 
 constexpr uint64_t kDefaultSendBound = 64ull << 20;
+// A pending send's grace period, in microseconds per MiB: about what staging
+// a tensor costs here (16 MiB: ~2.3 ms at ~7 GB/s), so a send whose receiver
+// is late pays at most about twice the staged send's copy.
+constexpr uint64_t kDefaultGraceUsPerMiB = 140;
 
 uint64_t env_bytes(const char* name, uint64_t dflt) {
   const char* v = getenv(name);
@@ -78,6 +82,8 @@ void Group::check_usable() {
   if (!aw)
     throw std::runtime_error("accdma: the backend was shut down");
   reap_locked();
+  if (!pend.empty())
+    resolve_locked(false); // a send whose note came, or whose grace ended, goes now
   if (!broken.empty())
     throw std::runtime_error("accdma: the process group is broken (" + broken +
                              "): every later call fails; create a new group");
@@ -131,6 +137,14 @@ void Group::reap_locked() {
     atc_buf_put(aw, &e->buf);
     send_bytes -= e->bytes;
     e->done = true;
+  }
+  for (auto it = notes.begin(); it != notes.end();) {
+    if (!atc_test(aw, &*it)) {
+      ++it;
+      continue;
+    }
+    atc_ops_free(&*it); // a note's status says nothing the data ops do not
+    it = notes.erase(it);
   }
   for (auto it = orphans.begin(); it != orphans.end();) {
     Orphan& o = **it;
@@ -219,6 +233,7 @@ void Group::drain() {
     return;
   // A broken group's peers are gone or stuck: cancel at once.
   int64_t ms = broken.empty() ? std::min<int64_t>(timeout_ms, 10000) : 0;
+  resolve_locked(true); // every pending send goes, staged unless its note came
   for (auto& e : sends) {
     if (atc_wait(aw, &e->ol, ms, err, sizeof(err), &st) ==
             -ETIMEDOUT &&
@@ -249,11 +264,15 @@ void Group::drain() {
     atc_ops_free(&o->ol);
   }
   orphans.clear();
+  // Notes are eager (they land whether or not their recv is posted): what is
+  // left is a recv no note will come to.
+  for (auto& o : notes) {
+    if (atc_wait(aw, &o, broken.empty() ? 100 : 0, err, sizeof(err), &st) == -ETIMEDOUT)
+      atc_cancel(aw, &o, 100);
+    atc_ops_free(&o);
+  }
+  notes.clear();
 }
-
-// Smaller tensors are staged: a copy of them costs less than registering
-// (a region slot, and a scan of the queues when it is freed).
-constexpr uint64_t kRegisterMin = 64 << 10;
 
 bool Group::try_register(const at::Tensor& t, uint64_t bytes, RegTensor* out) {
   if (!reg_on || bytes < kRegisterMin || !t.is_contiguous() || !aw)
@@ -344,6 +363,7 @@ c10::intrusive_ptr<ProcessGroupAccdma> create(const c10::intrusive_ptr<c10d::Sto
   g->send_bound = env_bytes("ACCDMA_TORCH_SEND_BUFFER", kDefaultSendBound);
   g->reg_on = env_bytes("ACCDMA_TORCH_REGISTER", 1) != 0;
   g->send_direct = env_bytes("ACCDMA_TORCH_SEND_DIRECT", 0) != 0;
+  g->grace_us_per_mib = (int64_t)env_bytes("ACCDMA_TORCH_SEND_GRACE", kDefaultGraceUsPerMiB);
   g->store = store;
   if (globals.empty())
     for (int i = 0; i < size; i++)

@@ -21,12 +21,14 @@ PYBIND11_MODULE(_C, m) {
            "Bytes of sends held in device memory until their recvs match.")
       .def("copy_counts", &accdma_torch::ProcessGroupAccdma::copy_counts,
            "How point-to-point ops moved their tensors: registered_sends/_recvs (the "
-           "library reads or writes the tensor itself: one copy), staged_sends/_recvs.")
+           "library reads or writes the tensor itself: one copy), staged_sends/_recvs, and "
+           "restaged_sends (sends whose receiver was not ready within the grace period).")
       .def_property(
           "send_direct",
           [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->send_direct; },
           [](accdma_torch::ProcessGroupAccdma& pg, bool on) { pg.group()->send_direct = on; },
-          "Sends of ordinary tensors from the tensor itself (done once the recv has it); "
+          "Sends of ordinary tensors always from the tensor itself, with no grace period: "
+          "done only once the recv has the data (a blocking send waits for its recv); "
           "ACCDMA_TORCH_SEND_DIRECT sets it at creation.")
       .def_property(
           "register_tensors",
@@ -34,6 +36,14 @@ PYBIND11_MODULE(_C, m) {
           [](accdma_torch::ProcessGroupAccdma& pg, bool on) { pg.group()->reg_on = on; },
           "Recvs (and direct sends) of contiguous tensors of 64 KiB or more register them "
           "with the library instead of staging; ACCDMA_TORCH_REGISTER=0 clears it at creation.")
+      .def_property(
+          "send_grace_us_per_mib",
+          [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->grace_us_per_mib; },
+          [](accdma_torch::ProcessGroupAccdma& pg, int64_t us) {
+            pg.group()->grace_us_per_mib = us < 0 ? 0 : us;
+          },
+          "How long a send of an ordinary tensor waits for its receiver's note before it "
+          "is staged, in microseconds per MiB (ACCDMA_TORCH_SEND_GRACE sets it at creation).")
       .def_property_readonly("send_bound",
                              [](accdma_torch::ProcessGroupAccdma& pg) {
                                return pg.group()->send_bound;

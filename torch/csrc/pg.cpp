@@ -22,6 +22,14 @@ WorkAccdma::WorkAccdma(std::shared_ptr<Group> g, int rank, c10d::OpType type, co
 
 WorkAccdma::~WorkAccdma() {
   std::lock_guard<std::mutex> l(mutex_);
+  if (pend && g_->aw) {
+    std::lock_guard<std::mutex> gl(g_->mu);
+    if (pend->state == PendSend::UNDECIDED) {
+      pend->orphaned = true; // the group decides and finishes it
+      return;
+    }
+    adopt_locked();
+  }
   if (!completed_ && g_->aw && !send && atc_test(g_->aw, &ol) == 0) {
     // Dropped before it completed: its ops go on; the group finishes them.
     auto o = std::make_unique<Orphan>();
@@ -69,6 +77,25 @@ bool WorkAccdma::progress_locked(int64_t ms) {
   if (!g_->aw) {
     fail_locked("accdma: the backend was shut down", false);
     return true;
+  }
+  if (pend || ms >= 0) {
+    std::lock_guard<std::mutex> gl(g_->mu);
+    try {
+      if (pend)
+        g_->decide_locked(*pend, ms >= 0);
+    } catch (const std::exception& e) {
+      exception_ = std::make_exception_ptr(std::runtime_error(e.what()));
+      completed_ = true;
+      cv_.notify_all();
+      return true;
+    }
+    // Before blocking, every pending send goes (within its grace): the peer
+    // this waits on may be waiting on one of them.
+    if (ms >= 0 && !g_->pend.empty())
+      g_->resolve_locked(true);
+    if (pend && pend->state == PendSend::UNDECIDED)
+      return false;
+    adopt_locked();
   }
   if (send) {
     if (ms < 0) {
@@ -168,7 +195,7 @@ c10::intrusive_ptr<c10::ivalue::Future> WorkAccdma::getFuture() {
 
 void WorkAccdma::abort() {
   std::lock_guard<std::mutex> l(mutex_);
-  if (completed_ || send)
+  if (completed_ || send || pend)
     return;
   release_locked(atc_cancel(g_->aw, &ol, 1000));
   fail_locked(std::string("accdma: ") + name_ + " aborted", false);
@@ -194,7 +221,8 @@ std::map<std::string, uint64_t> ProcessGroupAccdma::copy_counts() {
   return {{"registered_sends", g_->n_reg_send.load()},
           {"registered_recvs", g_->n_reg_recv.load()},
           {"staged_sends", g_->n_staged_send.load()},
-          {"staged_recvs", g_->n_staged_recv.load()}};
+          {"staged_recvs", g_->n_staged_recv.load()},
+          {"restaged_sends", g_->n_restaged.load()}};
 }
 
 uint64_t ProcessGroupAccdma::buffered_bytes() {
@@ -224,12 +252,59 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
   check_peer(*g_, dst, "send");
   uint64_t utag = g_->user_tag(tag), bytes = nbytes(t);
   g_->check_usable(); // and finishes what completed
+  auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
+                                           g_->timeout_ms);
+  w->outputs = {t};
+  std::lock_guard<std::mutex> l(g_->mu);
+  // FIFO per (dst, tag): a pending send on it is decided (and posted) first,
+  // within its grace period; so at most one is pending per channel, the newest.
+  if (!g_->pend.empty())
+    g_->resolve_locked(true, dst, utag);
+  // Every send of >= 64 KiB takes its note, whichever way it goes: the k-th
+  // note is then always the k-th send's.
+  atc_oplist rdy{};
+  if (bytes >= kRegisterMin)
+    g_->post_note_recv_locked(dst, tag, &rdy);
+  auto keep_note = [&] {
+    if (rdy.n)
+      g_->notes.push_back(rdy);
+  };
   accdma_key key;
   uint64_t off;
-  if (bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &key, &off)) {
-    // In device memory: sent from where it is, done once the recv has it.
-    auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
-                                             g_->timeout_ms);
+  RegTensor reg;
+  bool dev = bytes && t.is_contiguous() && atc_dev_find(g_->aw, t.data_ptr(), bytes, &key, &off);
+  if (!dev && g_->try_register(t, bytes, &reg)) {
+    if (!g_->send_direct && rdy.n) {
+      // From the tensor once its note comes, else staged: decided now if the
+      // note is already here, else by whatever waits on it next.
+      auto p = std::make_shared<PendSend>();
+      p->dst = dst;
+      p->utag = utag;
+      p->bytes = bytes;
+      p->t = t;
+      p->rdy = rdy;
+      p->reg = reg;
+      p->deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace_us(*g_, bytes));
+      g_->pend.push_back(p);
+      w->pend = p;
+      g_->decide_locked(*p, false);
+      return w;
+    }
+    if (!g_->send_direct) { // no note to wait for: staged
+      std::vector<RegTensor> regs{reg};
+      g_->unregister_locked(regs, true);
+    } else {
+      key = reg.key;
+      off = 0;
+      w->regs.push_back(reg);
+      g_->n_reg_send++;
+      dev = true;
+    }
+  }
+  keep_note();
+  if (dev) {
+    // In device memory, or registered with send_direct: sent from where it
+    // is, done once the recv has it.
     struct accdma_op op = {};
     op.kind = ACCDMA_OP_SEND;
     op.peer = g_->devs[dst];
@@ -238,55 +313,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::send(std::vector<at::Tensor>&
     op.offset = off;
     op.length = bytes;
     atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
-    check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
-    w->outputs = {t};
+    int rc = atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr);
+    if (rc) {
+      g_->unregister_locked(w->regs, true);
+      if (rc == -ETIMEDOUT && g_->broken.empty())
+        g_->broken = "accdma: posting a send failed: the queue stayed full";
+      throw std::runtime_error(std::string("accdma: posting a send failed: ") + strerror(-rc));
+    }
     return w;
   }
-  RegTensor reg;
-  if (g_->send_direct && g_->try_register(t, bytes, &reg)) {
-    // Registered (ACCDMA_TORCH_SEND_DIRECT): sent from where it is, one copy
-    // by the recv's engine, done once the recv has it.
-    auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
-                                             g_->timeout_ms);
-    struct accdma_op op = {};
-    op.kind = ACCDMA_OP_SEND;
-    op.peer = g_->devs[dst];
-    op.tag = utag;
-    op.key = reg.key;
-    op.length = bytes;
-    w->regs.push_back(reg);
-    w->outputs = {t};
-    atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
-    check_post(*g_, atc_post(g_->aw, &w->ol, &op, &d, g_->timeout_ms, nullptr), "a send");
-    g_->n_reg_send++;
-    return w;
-  }
-  g_->n_staged_send++;
-  auto e = std::make_shared<SendEntry>();
-  e->buf = get_buf(*g_, bytes);
-  e->bytes = std::max<uint64_t>(bytes, 1); // a zero-length tensor travels as one byte
-  stage_in(e->buf, t);
-  struct accdma_op op = {};
-  op.kind = ACCDMA_OP_SEND;
-  op.peer = g_->devs[dst];
-  op.tag = utag;
-  op.key = e->buf.key;
-  op.length = e->bytes;
-  atc_opdesc d = {ACCDMA_OP_SEND, dst, utag, bytes, "send", -1, 0, 0, -1};
-  int rc = atc_post(g_->aw, &e->ol, &op, &d, g_->timeout_ms, nullptr);
-  if (rc) {
-    atc_buf_put(g_->aw, &e->buf);
-    atc_ops_free(&e->ol);
-    check_post(*g_, rc, "a send");
-  }
-  {
-    std::lock_guard<std::mutex> l(g_->mu);
-    g_->sends.push_back(e);
-    g_->send_bytes += e->bytes;
-  }
-  auto w = c10::make_intrusive<WorkAccdma>(g_, g_->rank, c10d::OpType::SEND, "send",
-                                           g_->timeout_ms);
-  w->send = e;
+  w->send = g_->stage_send_locked(t, dst, utag, bytes);
   return w;
 }
 
@@ -294,6 +330,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::recv(std::vector<at::Tensor>&
                                                         int tag) {
   check_peer(*g_, src, "recv");
   return post_recv(tensors, src, tag, "recv");
+}
+
+// A recv of >= 64 KiB from group rank @src is posted: its note tells the
+// sender (pend.cpp) that the send may go from its tensor.
+void ProcessGroupAccdma::note(int src, int tag, uint64_t bytes) {
+  if (src < 0 || bytes < kRegisterMin)
+    return;
+  std::lock_guard<std::mutex> l(g_->mu);
+  g_->send_note_locked(src, tag);
 }
 
 // A recv from group rank @src, or from any member (-1: the library's any-source
@@ -317,6 +362,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Ten
     // In device memory: the data lands in the tensor itself.
     check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, bytes, g_->timeout_ms, nullptr),
                "a recv");
+    note(src, tag, bytes);
     return w;
   }
   RegTensor reg;
@@ -328,6 +374,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Ten
     check_post(*g_, atc_post_recv(g_->aw, &w->ol, &op, &d, bytes, g_->timeout_ms, nullptr),
                "a recv");
     g_->n_reg_recv++;
+    note(src, tag, bytes);
     return w;
   }
   g_->n_staged_recv++;
@@ -338,6 +385,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccdma::post_recv(std::vector<at::Ten
              "a recv");
   at::Tensor out = t;
   w->on_ok = [out, b]() { stage_out(out, b); };
+  note(src, tag, bytes);
   return w;
 }
 

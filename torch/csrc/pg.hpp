@@ -47,6 +47,25 @@ struct Orphan {
   std::function<void()> on_ok;
 };
 
+// A send of an ordinary tensor (registered, >= 64 KiB) whose way is not
+// decided yet: it goes from the tensor itself (one copy, by the receiver's
+// engine) once the receiver's ready note says the matching recv is posted,
+// else it is staged when its grace period ends, so a blocking send never
+// waits on a recv that may come only after it (the permutation).
+struct PendSend {
+  enum State { UNDECIDED, DIRECT, STAGED };
+  int dst = 0;
+  uint64_t utag = 0, bytes = 0;
+  at::Tensor t;
+  atc_oplist rdy{}; // the recv of the receiver's ready note for this send
+  std::chrono::steady_clock::time_point deadline;
+  State state = UNDECIDED;
+  bool orphaned = false;            // its Work is gone: the group finishes it
+  atc_oplist ol{};                  // DIRECT: the send
+  RegTensor reg;                    // the tensor, registered
+  std::shared_ptr<SendEntry> staged; // STAGED: the buffered send
+};
+
 // What every Work of a group shares: the world, the members, the buffered
 // sends and whether the group is broken.
 struct Group {
@@ -63,12 +82,35 @@ struct Group {
   uint64_t send_bytes = 0;
   bool warned = false;
   std::deque<std::unique_ptr<Orphan>> orphans;
+  std::deque<std::shared_ptr<PendSend>> pend; // undecided sends, at most one per (dst, tag)
+  std::deque<atc_oplist> notes; // ready notes sent, and ready recvs no send waits on
+  atc_buf note_buf{};           // what ready notes are sent from and received into
+  bool notes_on = true;         // cleared if a note recv could not be posted
+  int64_t grace_us_per_mib = 0; // a pending send's grace period, per MiB (ACCDMA_TORCH_SEND_GRACE)
   // Registering ordinary tensors (ACCDMA_TORCH_REGISTER, ACCDMA_TORCH_SEND_DIRECT):
   bool reg_on = true;       // recvs (and direct sends) register contiguous tensors
   bool send_direct = false; // sends register too: done once the recv has the data
   std::vector<at::Tensor> pinned; // registered tensors an op may still name: never freed
   // How each p2p op moved its tensor (tests check which path was taken).
   std::atomic<uint64_t> n_reg_send{0}, n_reg_recv{0}, n_staged_send{0}, n_staged_recv{0};
+  std::atomic<uint64_t> n_restaged{0}; // pending sends whose grace ended: staged
+
+  // The tag of the ready notes for user tag @tag: a collective tag no plan uses.
+  uint64_t note_tag(int tag) const;
+  // A recv of >= 64 KiB from @src on @tag was posted: tell @src (its send may
+  // then go from its tensor). The caller holds mu.
+  void send_note_locked(int src, int tag);
+  // Post the recv of the ready note for a send of >= 64 KiB to @dst on @tag.
+  void post_note_recv_locked(int dst, int tag, atc_oplist* ol);
+  // Decide @p: from its tensor if its note came, else staged once its grace
+  // ended (@wait: waiting for the note until then). The caller holds mu.
+  void decide_locked(PendSend& p, bool wait);
+  // Decide every pending send (@wait: as decide_locked), or only the one on
+  // (@dst, @utag) when @dst >= 0. The caller holds mu.
+  void resolve_locked(bool wait, int dst = -1, uint64_t utag = 0);
+  // Stage @t into device memory and post it as a buffered send. The caller holds mu.
+  std::shared_ptr<SendEntry> stage_send_locked(const at::Tensor& t, int dst, uint64_t utag,
+                                               uint64_t bytes);
 
   // Register @t (contiguous, @bytes) for one op: false to stage it instead
   // (too small, not allowed here, out of region slots).
@@ -119,11 +161,14 @@ class WorkAccdma : public c10d::Work {
   std::vector<at::Tensor> outputs;
   std::shared_ptr<SendEntry> send;  // a send: done when buffered within the bound
   std::vector<RegTensor> regs;      // registered tensors its ops name
+  std::shared_ptr<PendSend> pend;   // a send whose way is not decided yet
 
  private:
   bool progress_locked(int64_t ms); // ms < 0: only test
   void fail_locked(const std::string& msg, bool breaks);
   void release_locked(bool reusable);
+  // Take over what deciding pend gave (the send, or the staged entry); g_->mu held.
+  void adopt_locked();
   std::shared_ptr<Group> g_;
   int source_ = -1; // a recv that completed: the group rank it took its message from
   const char* name_;
@@ -188,6 +233,7 @@ class ProcessGroupAccdma : public c10d::ProcessGroup {
   int64_t op_timeout(std::chrono::milliseconds t) const;
   c10::intrusive_ptr<c10d::Work> post_recv(std::vector<at::Tensor>& tensors, int src, int tag,
                                            const char* what);
+  void note(int src, int tag, uint64_t bytes);
   c10::intrusive_ptr<WorkAccdma> ring_allreduce(const at::Tensor& t, int op, int64_t timeout,
                                                 const char* name);
   std::shared_ptr<Group> g_;
@@ -211,5 +257,10 @@ atc_buf get_buf(Group& g, uint64_t bytes);
 void stage_in(const atc_buf& b, const at::Tensor& t);
 void stage_out(const at::Tensor& t, const atc_buf& b);
 void check_post(Group& g, int rc, const char* what);
+// A pending send's grace period for @bytes, in microseconds.
+uint64_t grace_us(const Group& g, uint64_t bytes);
+// Smaller tensors are staged: a copy of them costs less than registering
+// (a region slot, and a scan of the queues when it is freed).
+constexpr uint64_t kRegisterMin = 64 << 10;
 
 } // namespace accdma_torch

@@ -80,8 +80,10 @@ def test_registered_tensors(accdma_run):
     assert c[1]["registered_recvs"] == 3 and c[0]["registered_recvs"] == 2
     # with send_direct, each rank's large send came from the tensor itself
     assert c[0]["registered_sends"] == 1 and c[1]["registered_sends"] == 1
-    # the small one, the non-contiguous one and the default sends were staged
+    # the small one, the non-contiguous one and the unregistered sends were staged,
+    # and the sends whose receiver was late after their grace period
     assert c[1]["staged_recvs"] == 2 and c[0]["staged_sends"] == 4
+    assert c[0]["restaged_sends"] == 1 and c[1]["restaged_sends"] == 1
 
 
 def test_registered_off(accdma_run):
