@@ -30,6 +30,9 @@ using Clock = std::chrono::steady_clock;
 
 // Where notes are sent from and received into: their one byte means nothing.
 constexpr uint64_t kNoteSendOff = 0, kNoteRecvOff = 64;
+// Notes (sent, or recvs no send waits on) left pending at most: a quarter of
+// the queue the world opens with.
+constexpr size_t kMaxNotes = 256;
 
 // A post failed with the group's lock held (check_post() would take it).
 [[noreturn]] void post_failed_locked(Group& g, int rc) {
@@ -69,8 +72,16 @@ void Group::send_note_locked(int src, int tag) {
 }
 
 void Group::post_note_recv_locked(int dst, int tag, atc_oplist* ol) {
-  if (!notes_on)
+  auto chan = std::make_pair(dst, tag);
+  if (!notes_on || quiet.count(chan))
     return;
+  if (notes.size() >= kMaxNotes) {
+    // A receiver that recvs from any source sends no notes, and each note
+    // recv left waiting holds a queue slot: this channel stages from now on
+    // (skipping one note recv and not the next would pair notes wrongly).
+    quiet.insert(chan);
+    return;
+  }
   if (!note_buf.key && atc_buf_get(aw, 4096, &note_buf)) {
     notes_on = false;
     return;
@@ -133,6 +144,10 @@ static bool note_came(atc_world* aw, PendSend& p, bool wait) {
   }
 }
 
+// Races: a note that lands after its send was staged is taken by that send's
+// note recv (kept in notes), never by the next send's; and deciding, a Work
+// dropping its entry and posting on the channel all hold mu, so an entry is
+// decided once and its orphaned flag is seen by whoever decides it.
 void Group::decide_locked(PendSend& p, bool wait) {
   if (p.state != PendSend::UNDECIDED)
     return;

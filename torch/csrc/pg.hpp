@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,7 @@ struct Group {
   std::deque<atc_oplist> notes; // ready notes sent, and ready recvs no send waits on
   atc_buf note_buf{};           // what ready notes are sent from and received into
   bool notes_on = true;         // cleared if a note recv could not be posted
+  std::set<std::pair<int, int>> quiet; // (dst, tag) whose sends take no notes any more
   int64_t grace_us_per_mib = 0; // a pending send's grace period, per MiB (ACCDMA_TORCH_SEND_GRACE)
   // Registering ordinary tensors (ACCDMA_TORCH_REGISTER, ACCDMA_TORCH_SEND_DIRECT):
   bool reg_on = true;       // recvs (and direct sends) register contiguous tensors

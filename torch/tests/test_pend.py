@@ -42,3 +42,13 @@ def test_permutation_blocking_sends(accdma_run, n):
         # each send went one way or the other, and each recv into the tensor
         assert c["registered_sends"] + c["restaged_sends"] == 3, (r, c)
         assert c["registered_recvs"] == 3, (r, c)
+
+
+def test_any_source_receiver(accdma_run):
+    res = accdma_run(2, "pend_any", 300)
+    assert res.of("done") == {0: "pend_any", 1: "pend_any"}
+    assert res.of("ordered")[1] is True
+    c = res.of("counts")[0]
+    # no notes: all staged; past 256 waiting note recvs the channel stops posting them
+    assert c["staged_sends"] == 300 and c["registered_sends"] == 0
+    assert c["restaged_sends"] == 256

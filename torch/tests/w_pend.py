@@ -143,3 +143,28 @@ def sc_pend_permute(rounds="3", mib="16"):
     report("counts", counts(pg, before))
     dist.barrier()
     report("done", "pend_permute")
+
+
+def sc_pend_any(count="300"):
+    """Recvs from any source send no notes: the sends are staged, and once
+    too many note recvs wait the channel stops posting them."""
+    r, n = init()
+    pg = dist.distributed_c10d._get_default_group()
+    small = 1 << 14  # 64 KiB of float32: the smallest registered size
+    before = pg.copy_counts()
+    if r == 0:
+        for i in range(int(count)):
+            dist.send(payload(i, small), 1)
+    else:
+        got = []
+        for _ in range(int(count)):
+            x = torch.zeros(small)
+            dist.recv(x)
+            i = int(x[0].item()) // 1000
+            assert torch.equal(x, payload(i, small)), i
+            got.append(i)
+        assert got == list(range(int(count))), got
+        report("ordered", True)
+    report("counts", counts(pg, before))
+    dist.barrier()
+    report("done", "pend_any")
