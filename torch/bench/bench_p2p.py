@@ -55,6 +55,18 @@ def pg_rounds(r, a, b, n, pg):
     return times
 
 
+def permute_rounds(r, a, b, n, group):
+    """The same-program permutation: both ranks dist.send first, then recv
+    (the receiver is never ready in time: the sends wait out their grace period)."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        dist.send(a, 1 - r, group=group)
+        dist.recv(b, 1 - r, group=group)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def measure(r, name, a, b, n, group, warm, rounds=rounds):
     rounds(r, a, b, warm, group)
     dist.barrier()
@@ -92,7 +104,11 @@ def main():
     moved = {k: after[k] - before[k] for k in ("registered_sends", "restaged_sends")}
     # ordinary tensors, two more ways: staged both sides (3 copies), and
     # always from the tensor (1, as the default when its receiver is ready)
+    res.append(measure(r, "accdma permute", torch.ones(big // 4), torch.zeros(big // 4),
+                       args.big_rounds, None, 3, permute_rounds))
     pg.register_tensors = False
+    res.append(measure(r, "accdma permute staged", torch.ones(big // 4), torch.zeros(big // 4),
+                       args.big_rounds, None, 3, permute_rounds))
     res.append(measure(r, "accdma staged", torch.ones(big // 4), torch.zeros(big // 4),
                        args.big_rounds, None, 3))
     pg.register_tensors = True
