@@ -34,8 +34,9 @@ PYBIND11_MODULE(_C, m) {
           "register_tensors",
           [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->reg_on; },
           [](accdma_torch::ProcessGroupAccdma& pg, bool on) { pg.group()->reg_on = on; },
-          "Recvs (and direct sends) of contiguous tensors of 64 KiB or more register them "
-          "with the library instead of staging; ACCDMA_TORCH_REGISTER=0 clears it at creation.")
+          "Sends and recvs of contiguous tensors of 64 KiB or more register them with the "
+          "library instead of staging (a send once its receiver is ready); "
+          "ACCDMA_TORCH_REGISTER=0 clears it at creation.")
       .def_property(
           "send_grace_us_per_mib",
           [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->grace_us_per_mib; },

@@ -90,8 +90,8 @@ struct Group {
   std::set<std::pair<int, int>> quiet; // (dst, tag) whose sends take no notes any more
   int64_t grace_us_per_mib = 0; // a pending send's grace period, per MiB (ACCDMA_TORCH_SEND_GRACE)
   // Registering ordinary tensors (ACCDMA_TORCH_REGISTER, ACCDMA_TORCH_SEND_DIRECT):
-  bool reg_on = true;       // recvs (and direct sends) register contiguous tensors
-  bool send_direct = false; // sends register too: done once the recv has the data
+  bool reg_on = true;       // sends and recvs register contiguous tensors
+  bool send_direct = false; // sends always from the tensor, no grace: done once the recv has it
   std::vector<at::Tensor> pinned; // registered tensors an op may still name: never freed
   // How each p2p op moved its tensor (tests check which path was taken).
   std::atomic<uint64_t> n_reg_send{0}, n_reg_recv{0}, n_staged_send{0}, n_staged_recv{0};

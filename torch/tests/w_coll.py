@@ -1,12 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Collectives against gloo, and DistributedDataParallel."""
-
 import torch
 import torch.distributed as dist
 
 from wcommon import report, init, raises
 
-# ---- collectives against gloo -----------------------------------------------------
 
 def sc_coll():
     r, n = init()

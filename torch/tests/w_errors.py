@@ -11,7 +11,6 @@ import accdma_torch
 
 from wcommon import report, init, raises
 
-# ---- errors, not hangs ---------------------------------------------------------
 
 def sc_timeout():
     r, n = init()

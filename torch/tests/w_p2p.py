@@ -10,7 +10,6 @@ import accdma_torch
 
 from wcommon import report, init, raises, DTYPES, sample
 
-# ---- point to point --------------------------------------------------------
 
 def sc_p2p():
     r, n = init()

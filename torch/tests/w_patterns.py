@@ -10,7 +10,6 @@ import torch.distributed as dist
 import wcommon
 from wcommon import report, init
 
-# ---- the seed's patterns -----------------------------------------------------
 
 def sc_seed():
     r, n = init()
@@ -160,7 +159,8 @@ def sc_any():
 
 def sc_register(mode="on"):
     """Ordinary tensors moved with no staging copy (registered with the library):
-    recvs by default, sends with send_direct; small and non-contiguous ones staged."""
+    recvs always, sends with send_direct (or when their receiver is ready: w_pend.py);
+    small and non-contiguous ones staged."""
     r, n = init()
     pg = dist.distributed_c10d._get_default_group()
     peer = 1 - r
