@@ -20,7 +20,6 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 namespace accdma_torch {
 
@@ -128,19 +127,17 @@ std::shared_ptr<SendEntry> Group::stage_send_locked(const at::Tensor& t, int dst
 }
 
 // Whether @p's note came; with @wait, waiting for it until @p's deadline.
-// Polled: a timed-out library wait would be logged as a stuck op.
+// Polled, yielding: a timed-out library wait would be logged as a stuck op,
+// and sleeping between looks (20 us) cost ~0.3 ms a 16 MiB round.
 static bool note_came(atc_world* aw, PendSend& p, bool wait) {
   if (!p.rdy.n)
     return false;
-  for (int i = 0;; i++) {
+  for (;;) {
     if (atc_test(aw, &p.rdy))
       return p.rdy.st[0] == ACCDMA_OK;
     if (!wait || Clock::now() >= p.deadline)
       return false;
-    if (i < 64)
-      sched_yield();
-    else // past the first few microseconds: leave the cores to the engines
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    sched_yield();
   }
 }
 
