@@ -85,8 +85,11 @@ vmtest_report() { # NAME RC WHY T0
 }
 
 # kill_tree PID: PID and its descendants (a test's servers), children first.
+# Children from /proc: Debian's busybox has no pgrep.
 kill_tree() {
-	for _c in $(pgrep -P "$1"); do kill_tree "$_c"; done
+	for _c in $(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3); do
+		kill_tree "$_c"
+	done
 	kill -9 "$1" 2>/dev/null
 }
 

@@ -3,6 +3,8 @@
 # `VM=1 bash scripts/install-deps.sh`. Not part of `make check`.
 #   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
 #                         programs tests/vm/verbs-tests.list names
+#   make bench-verbs      perftest and accdma-bw over verbs, five rounds
+#                         interleaved in one boot, and their medians
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
 #   make bench-kmod       accdma-bw over shm and over kmod in one boot (VMBENCH lines)
 #   make check-kmod       the kernel module's suite: tests/vm/guest-kmod.sh with
@@ -17,13 +19,19 @@ VERBS_LIST := tests/vm/verbs-tests.list
 VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
                      awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
 
-.PHONY: check-verbs check-vm-smoke check-kmod bench-kmod
+.PHONY: check-verbs bench-verbs check-vm-smoke check-kmod bench-kmod
 # What the listed programs run: the tools, and queue-tester's scenarios.
 VERBS_TOOLS := $(B)/queue-tester $(B)/accdma-run $(B)/accdma-bw
 check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
 	@VM_OUT=$(VM_OUT) EXTRA_BINS="$(VERBS_TEST_BINS) $(VERBS_TOOLS)" \
-	  EXTRA_FILES="$(VERBS_LIST) tests/scenarios" \
+	  EXTRA_FILES="$(VERBS_LIST) tests/scenarios tests/vm/verbs-bench.sh:/vmtest/verbs-bench.sh" \
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
+
+bench-verbs: $(B)/accdma-run $(B)/accdma-bw
+	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-1800} EXTRA_BINS="$(B)/accdma-run $(B)/accdma-bw" \
+	  EXTRA_FILES="tests/vm/verbs-bench.sh:/vmtest/verbs-bench.sh" \
+	  bash tests/vm/suite.sh verbs-bench tests/vm/guest-verbs-bench.sh
+	@bash tests/vm/verbs-bench-summary.sh $(VM_OUT)/verbs-bench-bench.txt
 
 check-vm-smoke:
 	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
