@@ -38,8 +38,9 @@ static int holder_gone(const struct fw_device *fd, uint32_t v)
 /* Take table @r's lock. Held for a hash lookup: spin, yielding the core to
  * a holder that may have been descheduled (more threads than cores is common
  * here), and every so often look whether the holder is gone, or whether
- * this device is stopping (then give up: the caller treats the table as
- * unavailable, so that no peer can hold up a close).
+ * this device is stopping or the thread is being killed (then give up: the
+ * caller treats the table as unavailable, so that no peer can hold up a
+ * close or an exit).
  * Return: 0 with the lock held, -1 if not taken. */
 int fw_rdv_lock(struct fw_device *fd, const struct fw_rdv *r)
 {
@@ -51,7 +52,9 @@ int fw_rdv_lock(struct fw_device *fd, const struct fw_rdv *r)
 		if (v == 0)
 			continue;
 		if (!(n & 255)) {
-			if (os_load(&fd->stop, OS_ACQUIRE))
+			/* a process's thread lent to the pass (the kernel's POLL)
+			 * that is being killed must get out, as a stopping device */
+			if (os_load(&fd->stop, OS_ACQUIRE) || os_thread_dying())
 				return -1;
 			if (holder_gone(fd, v))
 				continue; /* the CAS from v takes it over */

@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #define ACCDMA_DEVICE_NAME "accdma" /* /dev/accdma */
-#define ACCDMA_ABI_VERSION 2
+#define ACCDMA_ABI_VERSION 3
 #define ACCDMA_IOC_MAGIC 0xac
 
 /**
@@ -165,12 +165,41 @@ struct accdma_ioc_call {
 #define ACCDMA_CALL_ANSWER 1u
 #define ACCDMA_CALL_STOP 2u
 
+/**
+ * struct accdma_ioc_poll - ACCDMA_IOC_POLL: lend the calling thread to this
+ * file's devices: it runs their engines' passes itself, in the kernel, as a
+ * waiting host thread does over shm (io_uring without SQPOLL submits in the
+ * caller's context alike), while their engine threads nap. One pass of an
+ * engine runs at a time, whoever runs it. It ends when the word at @offset
+ * no longer holds @val (ACCDMA_POLL_WATCH; without it, when a pass moved
+ * something), when @spin_ns have passed, or on a signal.
+ * @size: in: sizeof(struct accdma_ioc_poll).
+ * @flags: in: ACCDMA_POLL_WATCH or 0.
+ * @offset: in: the watched word's offset in the arena (4-byte aligned); 0
+ *          without ACCDMA_POLL_WATCH.
+ * @val: in: the value the word holds; 0 without ACCDMA_POLL_WATCH.
+ * @pad: in: 0.
+ * @spin_ns: in: the longest time spent (at most 10 ms is taken).
+ * @reserved: in: zeros.
+ */
+struct accdma_ioc_poll {
+	__u32 size;
+	__u32 flags;
+	__u64 offset;
+	__u32 val;
+	__u32 pad;
+	__u64 spin_ns;
+	__u64 reserved[2];
+};
+#define ACCDMA_POLL_WATCH 1u
+
 #define ACCDMA_IOC_INFO _IOWR(ACCDMA_IOC_MAGIC, 0x00, struct accdma_ioc_info)
 #define ACCDMA_IOC_SELFTEST _IOWR(ACCDMA_IOC_MAGIC, 0x01, struct accdma_ioc_selftest)
 #define ACCDMA_IOC_JOIN _IOWR(ACCDMA_IOC_MAGIC, 0x02, struct accdma_ioc_join)
 #define ACCDMA_IOC_WAIT _IOW(ACCDMA_IOC_MAGIC, 0x03, struct accdma_ioc_word)
 #define ACCDMA_IOC_WAKE _IOW(ACCDMA_IOC_MAGIC, 0x04, struct accdma_ioc_word)
 #define ACCDMA_IOC_CALL _IOWR(ACCDMA_IOC_MAGIC, 0x05, struct accdma_ioc_call)
+#define ACCDMA_IOC_POLL _IOW(ACCDMA_IOC_MAGIC, 0x06, struct accdma_ioc_poll)
 
 /* No hidden padding, the same size on every ABI. */
 _Static_assert(sizeof(struct accdma_ioc_info) == 64, "accdma_ioc_info: 64 bytes");
@@ -178,5 +207,6 @@ _Static_assert(sizeof(struct accdma_ioc_selftest) == 40, "accdma_ioc_selftest: 4
 _Static_assert(sizeof(struct accdma_ioc_join) == 112, "accdma_ioc_join: 112 bytes");
 _Static_assert(sizeof(struct accdma_ioc_word) == 32, "accdma_ioc_word: 32 bytes");
 _Static_assert(sizeof(struct accdma_ioc_call) == 48, "accdma_ioc_call: 48 bytes");
+_Static_assert(sizeof(struct accdma_ioc_poll) == 48, "accdma_ioc_poll: 48 bytes");
 
 #endif /* ACCDMA_IOCTL_H */

@@ -86,6 +86,8 @@ static long accdma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kj_wake(file->private_data, argp);
 	case ACCDMA_IOC_CALL:
 		return kj_call(file->private_data, argp);
+	case ACCDMA_IOC_POLL:
+		return kj_poll(file->private_data, argp);
 	default:
 		return -ENOTTY;
 	}

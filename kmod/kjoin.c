@@ -32,65 +32,6 @@
 #include "kmod/kjoin.h"
 #include "kmod/kworld.h"
 
-/* A host call's states: an engine asks, the process's thread takes and answers. */
-enum { KJ_CALL_IDLE, KJ_CALL_ASKED, KJ_CALL_TAKEN, KJ_CALL_ANSWERED };
-
-/**
- * struct kj_call - one device's host call (an exec: the process runs it).
- * @lock: the device's engines call one at a time.
- * @answered: the engine waits here.
- * @state: KJ_CALL_* (under the world's @call_lock).
- * @queue: the exec's queue.
- * @handle: its handle.
- * @result: the answer.
- * @gone: the device's process left: calls fail at once.
- */
-struct kj_call {
-	struct mutex lock;
-	wait_queue_head_t answered;
-	u32 state;
-	u32 queue;
-	u64 handle;
-	int result;
-	bool gone;
-};
-
-/**
- * struct kj_world - a world processes join.
- * @node: in kj_worlds while it takes joins.
- * @ref: the files that joined it.
- * @uid: its user.
- * @key: its rendezvous.
- * @shape: as the first process asked.
- * @kw: the arena, memory and engines (geometry is @kw.a.g, the module's own).
- * @arena_pages: pages of the arena's mapping.
- * @seg_pages: pages of each device's memory.
- * @claimed: devices claimed so far.
- * @owner: per device, claimed or not.
- * @dead: a member left: no more joins (under kj_lock).
- * @joined: woken when a device is claimed or a member leaves.
- * @calls: per device, its host call.
- * @call_lock: the calls' states.
- * @calls_wq: the processes' call threads wait here for a call.
- */
-struct kj_world {
-	struct list_head node;
-	struct kref ref;
-	kuid_t uid;
-	u64 key;
-	struct kw_shape shape;
-	struct kw_world kw;
-	unsigned long arena_pages;
-	unsigned long seg_pages;
-	u32 claimed;
-	u8 *owner;
-	bool dead;
-	wait_queue_head_t joined;
-	struct kj_call *calls;
-	spinlock_t call_lock;
-	wait_queue_head_t calls_wq;
-};
-
 /* A device's memory is vmalloc'd whole at the join (a memfd's pages come
  * when touched, these cannot: the engines need one kernel range), so a
  * world asking for more (the library's default is 4 GiB) gets this much. */
@@ -127,6 +68,12 @@ static void kj_kill(struct kj_world *w)
 	wake_up_all(&w->joined);
 }
 
+/* The call's engine may stop waiting: answered, or nobody will answer. */
+static bool kj_answered(const struct kj_call *c)
+{
+	return READ_ONCE(c->state) == KJ_CALL_ANSWERED || READ_ONCE(c->gone);
+}
+
 /**
  * kj_exec_run() - the engines' host call in a processes' world: ask the
  * device's process to run the exec, and wait for its answer (the engine
@@ -137,11 +84,16 @@ static void kj_kill(struct kj_world *w)
  * @queue: the exec's queue.
  * @handle: its handle, resolved (and checked) by the process.
  *
- * Return: 0 the function returned 0, 1 it failed or nobody serves the
- * device, < 0 the process found no such exec.
+ * A process's thread running the pass (kj_poll()) waits killably: its own
+ * process answers, and a process killed meanwhile must still be able to exit
+ * (its file's release is what ends its engines' calls).
+ *
+ * Return: 0 the function returned 0, 1 it failed, nobody serves the device
+ * or the polling process is being killed, < 0 the process found no such exec.
  */
 static int kj_exec_run(void *ctx, u32 dev, u32 queue, u64 handle)
 {
+	bool kthread = current->flags & PF_KTHREAD;
 	struct kj_world *w = ctx;
 	struct kj_call *c;
 	int rc = 1;
@@ -149,7 +101,10 @@ static int kj_exec_run(void *ctx, u32 dev, u32 queue, u64 handle)
 	if (dev >= w->kw.a.g.ndev)
 		return -EINVAL;
 	c = &w->calls[dev];
-	mutex_lock(&c->lock);
+	if (kthread)
+		mutex_lock(&c->lock);
+	else if (mutex_lock_killable(&c->lock))
+		return 1;
 	spin_lock(&w->call_lock);
 	if (c->gone || !READ_ONCE(w->owner[dev])) {
 		spin_unlock(&w->call_lock);
@@ -160,11 +115,16 @@ static int kj_exec_run(void *ctx, u32 dev, u32 queue, u64 handle)
 	c->state = KJ_CALL_ASKED;
 	spin_unlock(&w->call_lock);
 	wake_up_all(&w->calls_wq);
-	wait_event_idle(c->answered, READ_ONCE(c->state) == KJ_CALL_ANSWERED || READ_ONCE(c->gone));
+	if (kthread)
+		wait_event_idle(c->answered, kj_answered(c));
+	else
+		wait_event_killable(c->answered, kj_answered(c));
 	spin_lock(&w->call_lock);
 	if (c->state == KJ_CALL_ANSWERED)
 		rc = c->result;
+	/* killed before the answer: the call is withdrawn, a late answer is refused */
 	c->state = KJ_CALL_IDLE;
+	c->taker = NULL;
 	spin_unlock(&w->call_lock);
 out:
 	mutex_unlock(&c->lock);
@@ -379,6 +339,7 @@ static bool kj_take(struct kj_world *w, struct accdma_ioc_call *a)
 	spin_lock(&w->call_lock);
 	if (c->state == KJ_CALL_ASKED) {
 		c->state = KJ_CALL_TAKEN;
+		c->taker = current;
 		a->queue = c->queue;
 		a->handle = c->handle;
 		took = true;
@@ -425,6 +386,7 @@ long kj_call(struct kj_file *f, void __user *argp)
 		if (!rc) {
 			c->result = clamp(a.result, -EINVAL, 1);
 			c->state = KJ_CALL_ANSWERED;
+			c->taker = NULL;
 		}
 		spin_unlock(&w->call_lock);
 		if (rc)

@@ -78,6 +78,15 @@ void os_thread_join(struct os_thread *t);
 /** os_yield() - give the core to another runnable thread. */
 void os_yield(void);
 
+/**
+ * os_thread_dying() - is the calling thread a process's that is being killed?
+ * In the kernel a waiting process lends its thread to the engines
+ * (ACCDMA_IOC_POLL): a pass that spins on what another process holds gives
+ * up then, as it does when its device stops, so that the process can exit.
+ * Return: non-zero if so; always 0 in user space (a killed thread runs no more).
+ */
+int os_thread_dying(void);
+
 /* ---- waiting on a word ------------------------------------------------------ */
 
 /**

@@ -100,6 +100,17 @@ void os_yield(void)
 }
 
 /**
+ * os_thread_dying() - is the calling thread a process's being killed (one
+ * that lent itself to the engines through ACCDMA_IOC_POLL)?
+ *
+ * Return: non-zero if a fatal signal is pending.
+ */
+int os_thread_dying(void)
+{
+	return fatal_signal_pending(current);
+}
+
+/**
  * os_wait32() - sleep while *@addr == @val, at most @timeout_ns (< 0: forever).
  * @addr: the word.
  * @val: the value seen.

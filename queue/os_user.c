@@ -46,6 +46,11 @@ void os_yield(void)
 	sched_yield();
 }
 
+int os_thread_dying(void)
+{
+	return 0;
+}
+
 /* Ranges whose words the kernel waits on (os_wait_redirect()): set under
  * the lock, a slot's base published last, read without it. */
 struct os_redirect {
