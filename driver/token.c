@@ -240,20 +240,64 @@ static void wait_race_point(void)
 		fn(atomic_load(&wait_race_arg));
 }
 
+/* Where the engines run in the kernel (kmod), the waiter lends them its
+ * thread there: each call runs passes until @watch (the op's record; NULL:
+ * until a pass moves something) changes or the spin ends, with no system
+ * call per pass. The clock is read only once a call ends early: under
+ * emulation a read (HPET) costs as much as a round. 0 when @done(),
+ * -ESHUTDOWN once the world closes, or -ETIMEDOUT when the spin is over
+ * (then sleep); the spin is at most twice the wait's. */
+static int spin_in_transport(struct accdma_world *w, _Atomic uint32_t *watch, int (*done)(void *),
+			     void *arg, struct wait_clock *wc)
+{
+	uint64_t spin = drv_wait_spin_ns(w, wc->token), end = 0, now;
+	int rc;
+
+	if ((uint64_t)wc->ms <= spin / 1000000)
+		spin = (uint64_t)wc->ms * 1000000;
+	for (;;) {
+		/* the word's value before the look: a change after it ends the call */
+		uint32_t val = watch ? atomic_load_explicit(watch, memory_order_acquire) : 0;
+
+		if (done(arg))
+			return 0;
+		if (drv_closing(w))
+			return -ESHUTDOWN;
+		if (end) {
+			now = q_now_ns();
+			if (now >= end)
+				return -ETIMEDOUT;
+			spin = end - now;
+		}
+		/* -EINTR: the handler ran, look again; -EAGAIN: no pass here */
+		rc = w->tp->poll(w, watch, val, spin);
+		if (rc == -ETIMEDOUT || rc == -EAGAIN)
+			return done(arg) ? 0 : -ETIMEDOUT;
+		if (!end)
+			end = q_now_ns() + spin;
+	}
+}
+
 /* Wait until @done() or the deadline of @wc, polling first (unless the
  * timeout is 0), then sleeping on the completion counter @seq_word
  * (registered in @waiters); @dev: a device of this process, whose waiters
- * these are (it says how the sleep is fenced). The caller is registered
+ * these are (it says how the sleep is fenced); @watch: a word whose change
+ * may mean @done() (the op's record), or NULL. The caller is registered
  * (drv_block_enter()). 0, -ETIMEDOUT, or -ESHUTDOWN once the world closes. */
 static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic uint32_t *waiters,
-		    struct q_dev_sh *dev, int (*done)(void *), void *arg, struct wait_clock *wc)
+		    struct q_dev_sh *dev, int (*done)(void *), void *arg, _Atomic uint32_t *watch,
+		    struct wait_clock *wc)
 {
 	uint64_t now, spin_end = 0, slice = 0;
 	unsigned int idle = 0;
 	int rc = -ETIMEDOUT, unwoken = 0;
 
 	drv_note_wait(w);
-	if (wc->ms > 0) {
+	if (wc->ms > 0 && w->host_poll && w->tp->poll) {
+		rc = spin_in_transport(w, watch, done, arg, wc);
+		if (rc != -ETIMEDOUT)
+			return rc;
+	} else if (wc->ms > 0) {
 		drv_poll_session(w, 1, 0);
 		for (unsigned int i = 1;; i++) {
 			if (done(arg)) {
@@ -327,11 +371,11 @@ static int sleep_on(struct accdma_world *w, _Atomic uint32_t *seq_word, _Atomic 
 
 /* sleep_on() the completion counter of device @dev. */
 static int sleep_until(struct accdma_world *w, uint32_t dev, int (*done)(void *), void *arg,
-		       struct wait_clock *wc)
+		       _Atomic uint32_t *watch, struct wait_clock *wc)
 {
 	struct q_dev_sh *ds = q_dev(&w->a, dev);
 
-	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, ds, done, arg, wc);
+	return sleep_on(w, &ds->cq_seq, &ds->cq_waiters, ds, done, arg, watch, wc);
 }
 
 static int cpl_done(void *arg)
@@ -358,7 +402,7 @@ wait_one(struct accdma_world *w, accdma_token t, int64_t timeout_ms, enum accdma
 		return -ESHUTDOWN;
 	wc.ms = timeout_of(w, timeout_ms);
 	wc.token = t;
-	rc = sleep_until(w, q_token_dev(t), cpl_done, c, &wc);
+	rc = sleep_until(w, q_token_dev(t), cpl_done, c, &c->state, &wc);
 	if (rc == -ETIMEDOUT)
 		drv_log_timeout(w, t, wc.ms);
 	else if (rc == 0)
@@ -436,7 +480,7 @@ int accdma_wait_all(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			if (!entered && drv_block_enter(w))
 				return -ESHUTDOWN;
 			entered = 1;
-			rc = sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &wc);
+			rc = sleep_until(w, q_token_dev(tokens[i]), cpl_done, c, &c->state, &wc);
 			if (rc == -ESHUTDOWN)
 				goto out;
 			if (rc) {
@@ -523,9 +567,9 @@ int accdma_wait_any(accdma_world *w, accdma_token *tokens, int count, int64_t ti
 			return -ESHUTDOWN;
 		entered = 1;
 		/* Tokens of several devices: sleep on the world's counter of any completion. */
-		rc = same_dev ? sleep_until(w, dev, any_done, &a, &wc)
+		rc = same_dev ? sleep_until(w, dev, any_done, &a, NULL, &wc)
 			      : sleep_on(w, &w->a.sh->any_seq, &w->a.sh->any_waiters, q_dev(&w->a, dev),
-					 any_done, &a, &wc);
+					 any_done, &a, NULL, &wc);
 		if (rc) {
 			for (int i = 0; rc == -ETIMEDOUT && i < count; i++)
 				if (tokens[i]) {

@@ -40,6 +40,12 @@ struct accdma_world;
  *                [@addr, @addr + @size): register it, and tell the peers
  *                that reach it from other hosts. Non-zero fails the call.
  * @region_removed: (optional) region @key of @dev is about to go: revoke it.
+ * @poll: (optional, with @kernel_engines) lend the calling waiter to the
+ *        local devices' engines where they run: it runs their passes there
+ *        until the arena's word @watch no longer holds @val (NULL: until a
+ *        pass moves something), or for @spin_ns at most. Return: 0, or
+ *        -ETIMEDOUT, -EINTR (look and poll again), -EAGAIN (no pass can run
+ *        on this thread: sleep instead).
  */
 struct drv_transport {
 	const char *name;
@@ -54,6 +60,7 @@ struct drv_transport {
 	int (*mem_register)(struct accdma_world *w, int dev, void *addr, uint64_t size, uint64_t *off);
 	int (*region_added)(struct accdma_world *w, int dev, uint32_t key, void *addr, uint64_t size);
 	void (*region_removed)(struct accdma_world *w, int dev, uint32_t key);
+	int (*poll)(struct accdma_world *w, _Atomic uint32_t *watch, uint32_t val, uint64_t spin_ns);
 };
 
 extern const struct drv_transport drv_transport_local;

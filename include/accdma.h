@@ -142,7 +142,9 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @spin_us:     how long an idle engine spins (yielding) before it sleeps, in µs (default 50).
  * @host_poll:   1 (default): a waiting host thread runs idle engine passes itself
  *               while the engine threads nap, and a post with a small send to an
- *               idle queue reads it at once; 0: only engine threads do.
+ *               idle queue reads it at once; 0: only engine threads do. Over kmod
+ *               the waiter runs its devices' passes in the module (an exec they
+ *               find still runs on the library's accdma-call thread).
  * @membarrier:  1 (default): sleepers issue membarrier() so that kickers fence
  *               lightly; 0: both sides use full fences. The first world a process
  *               opens with 1 registers the process; a world opened with 0 never

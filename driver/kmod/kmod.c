@@ -64,7 +64,10 @@ struct km_heap {
  * @arena_len: bytes of the arena's mapping.
  * @mem: this process's devices' memory, mapped; @mem_len its bytes.
  * @stride: bytes per device.
+ * @redirected: the arena's words wait and wake in the module.
+ * @no_poll: the module has no ACCDMA_IOC_POLL (an older one): waiters sleep.
  * @heaps: per local device.
+ * @callers: the threads serving host calls; @ncallers how many.
  */
 struct drv_kmod {
 	int fd;
@@ -73,6 +76,7 @@ struct drv_kmod {
 	uint64_t mem_len;
 	uint64_t stride;
 	int redirected;
+	_Atomic int no_poll;
 	struct km_heap *heaps;
 	struct km_caller *callers;
 	int ncallers;
@@ -104,6 +108,28 @@ static void km_wake(void *ctx, size_t off)
 	struct accdma_ioc_word a = { .size = sizeof(a), .offset = off };
 
 	ioctl(s->fd, ACCDMA_IOC_WAKE, &a);
+}
+
+/* A waiter runs its devices' engine passes in the module (ACCDMA_IOC_POLL). */
+static int km_poll(struct accdma_world *w, _Atomic uint32_t *watch, uint32_t val, uint64_t spin_ns)
+{
+	struct drv_kmod *s = drv_kmod(w);
+	struct accdma_ioc_poll a = { .size = sizeof(a), .spin_ns = spin_ns };
+
+	if (atomic_load_explicit(&s->no_poll, memory_order_relaxed))
+		return -EAGAIN;
+	if (watch) {
+		a.flags = ACCDMA_POLL_WATCH;
+		a.offset = (uint64_t)((char *)watch - (char *)w->a.sh);
+		a.val = val;
+	}
+	if (!ioctl(s->fd, ACCDMA_IOC_POLL, &a))
+		return 0;
+	if (errno != ENOTTY)
+		return -errno;
+	/* a module without it: the waiters sleep, as they did */
+	atomic_store_explicit(&s->no_poll, 1, memory_order_relaxed);
+	return -EAGAIN;
 }
 
 static int km_join(struct accdma_world *w, struct drv_kmod *s, uint64_t key)
@@ -197,8 +223,9 @@ static int km_open(struct accdma_world *w)
 		w->first_local = o->rank;
 		w->nlocal = o->local_devices;
 	}
-	/* The engines are the module's threads; a waiting host only sleeps. */
-	w->host_poll = 0;
+	/* The engines are the module's threads; a waiting host (ACCDMA_POLL, on
+	 * by default) runs their passes in the module for a while (km_poll()),
+	 * then sleeps there. */
 	s->fd = open(KM_DEVICE, O_RDWR | O_CLOEXEC);
 	if (s->fd < 0) {
 		rc = errno == ENOENT ? -ENODEV : -errno;
@@ -414,4 +441,5 @@ const struct drv_transport drv_transport_kmod = {
 	.mem_alloc = km_mem_alloc,
 	.mem_free = km_mem_free,
 	.mem_register = km_mem_register,
+	.poll = km_poll,
 };
