@@ -240,12 +240,17 @@ kmod:
 	@ls -l $(B)/kmod/accdma.ko
 
 # The user-space side of the module's checks, static for the VM's busybox initramfs.
-KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl $(B)/kmod/kmod-pair $(B)/queue-tester $(B)/accdma-run
+KMOD_TEST_BINS := $(B)/kmod/kmod-ioctl $(B)/kmod/kmod-poll $(B)/kmod/kmod-pair $(B)/queue-tester \
+	$(B)/accdma-run
 kmod-tests: $(KMOD_TEST_BINS)
 
 $(B)/kmod/kmod-ioctl: tests/vm/kmod-ioctl.c kmod/accdma_ioctl.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -o $@ $<
+
+$(B)/kmod/kmod-poll: tests/vm/kmod-poll.c kmod/accdma_ioctl.h queue/abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -pthread -o $@ $<
 
 $(B)/kmod/kmod-pair: tests/vm/kmod-pair.c $(B)/libaccdma.a include/accdma.h
 	@mkdir -p $(dir $@)

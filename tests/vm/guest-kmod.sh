@@ -10,6 +10,10 @@
 #    8-byte ping-pong, 1 MiB each way, a forked child without the mapping
 #  - kill: a rank killed with a send in flight; its partner gets PEER_LOST
 #  - scribble: a rank writes junk over all it mapped; the kernel lives on
+#  - poll: ACCDMA_IOC_POLL's checks (kmod-poll): its ABI, a bounded spin, a
+#    signal during it, two waiters of one device, a peer killed while polling
+#  - poll-drive: waiters run their devices' passes in the module (its
+#    poll_moved counter grows), and with ACCDMA_POLL=0 they do not
 #  - qt-kmod-N: queue-tester's scenarios (tests/scenarios) with -t kmod
 #    through accdma-run, one process per device, N = 2 and 4
 #  - the cmocka tests in /vmtest/files/kmod-tests.list, with
@@ -66,11 +70,34 @@ pair_bench() {
 	# that does not run engine passes itself (ACCDMA_POLL=0)
 	KMOD_PAIR_TRANSPORT=shm kmod-pair pair 200 >> /tmp/pair.out 2>&1
 	KMOD_PAIR_NOTE=spin0 ACCDMA_SPIN_US=0 kmod-pair pair 200 >> /tmp/pair.out 2>&1
+	KMOD_PAIR_NOTE=poll0 ACCDMA_POLL=0 kmod-pair pair 200 >> /tmp/pair.out 2>&1
 	KMOD_PAIR_NOTE=poll0 KMOD_PAIR_TRANSPORT=shm ACCDMA_POLL=0 kmod-pair pair 200 \
 		>> /tmp/pair.out 2>&1
 	cat /tmp/pair.out
 	grep '^VMBENCH ' /tmp/pair.out | while read -r _v _rest; do vmbench $_rest; done
 	return $_rc
+}
+
+# kmod-poll, its VMBENCH lines recorded
+poll_checks() {
+	kmod-poll /dev/accdma > /tmp/poll.out 2>&1
+	_rc=$?
+	cat /tmp/poll.out
+	grep '^VMBENCH ' /tmp/poll.out | while read -r _v _rest; do vmbench $_rest; done
+	return $_rc
+}
+
+# A waiter drives its devices: a ping-pong moves poll_moved; without host
+# polling (ACCDMA_POLL=0) it stays.
+poll_drive() {
+	_p=/sys/module/accdma/parameters/poll_moved
+	_a=$(cat $_p)
+	kmod-pair pair 20 > /dev/null || return 1
+	_b=$(cat $_p)
+	ACCDMA_POLL=0 kmod-pair pair 20 > /dev/null || return 1
+	_c=$(cat $_p)
+	echo "poll_moved: $_a; after a pair $_b; after a pair with ACCDMA_POLL=0 $_c"
+	[ "$_b" -gt "$_a" ] && [ "$_c" = "$_b" ]
 }
 
 # The listed cmocka tests: one per line, `[VMTEST_TIMEOUT=SECS] PATH`
@@ -126,6 +153,8 @@ if insmod "$KO" mem_max_mb=128; then
 	vmtest pair pair_bench
 	vmtest kill kmod-pair kill
 	vmtest scribble kmod-pair scribble
+	vmtest poll poll_checks
+	vmtest poll-drive poll_drive
 	for _n in 2 4; do
 		vmtest qt-kmod-$_n env ACCDMA_TRANSPORT=kmod accdma-run -n $_n -- \
 			queue-tester -t kmod /vmtest/files/scenarios

@@ -49,7 +49,8 @@ check-kmod: $(KMOD_LIST_BINS)
 	  EXTRA_FILES="tests/scenarios $(KMOD_LIST)" \
 	  bash tests/vm/suite.sh kmod tests/vm/guest-kmod.sh
 
-bench-kmod: $(B)/accdma-bw $(B)/accdma-run
+bench-kmod: $(B)/accdma-bw $(B)/accdma-run $(B)/kmod/kmod-pair $(B)/kmod/kmod-poll
 	@$(MAKE) --no-print-directory kmod KVER=$(VM_KVER)
-	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" EXTRA_BINS="$(B)/accdma-bw $(B)/accdma-run" \
+	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" \
+	  EXTRA_BINS="$(B)/accdma-bw $(B)/accdma-run $(B)/kmod/kmod-pair $(B)/kmod/kmod-poll" \
 	  bash tests/vm/suite.sh kmod-bench tests/vm/guest-kmod-bench.sh
