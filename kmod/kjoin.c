@@ -249,9 +249,10 @@ long kj_join(struct kj_file *f, void __user *argp)
 		os_store(&q_dev(&w->kw.a, d)->owner_pid, task_tgid_nr(current), OS_RELAXED);
 	}
 	w->claimed += j.count;
-	f->w = w;
 	f->first = j.first;
 	f->count = j.count;
+	/* last: a POLL racing the join takes the devices only with the world */
+	smp_store_release(&f->w, w);
 	wake_up_all(&w->joined);
 	mutex_unlock(&kj_lock);
 

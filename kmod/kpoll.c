@@ -104,7 +104,8 @@ long kj_poll(struct kj_file *f, void __user *argp)
 
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
-	if (!f->w || a.size != sizeof(a) || (a.flags & ~ACCDMA_POLL_WATCH) || a.pad ||
+	/* with the devices it joined: kj_join() publishes the world last */
+	if (!smp_load_acquire(&f->w) || a.size != sizeof(a) || (a.flags & ~ACCDMA_POLL_WATCH) || a.pad ||
 	    memchr_inv(a.reserved, 0, sizeof(a.reserved)))
 		return -EINVAL;
 	if (a.flags & ACCDMA_POLL_WATCH) {
