@@ -358,7 +358,8 @@ static bool kj_take(struct kj_world *w, struct accdma_ioc_call *a)
  *
  * Return: 0 (a call is in @argp, or STOP was done), -ESHUTDOWN (STOP came
  * while waiting), -EINVAL (bad arguments, or no call of @dev to answer),
- * -ERESTARTSYS on a signal, -EFAULT.
+ * -EINTR on a signal (never restarted: the restart would give an answer
+ * given already again, -EINVAL), -EFAULT.
  */
 long kj_call(struct kj_file *f, void __user *argp)
 {
@@ -398,7 +399,7 @@ long kj_call(struct kj_file *f, void __user *argp)
 	rc = wait_event_interruptible(w->calls_wq,
 				      (took = kj_take(w, &a)) || READ_ONCE(f->call_stop));
 	if (rc)
-		return rc;
+		return -EINTR;
 	if (!took)
 		return -ESHUTDOWN;
 	return copy_to_user(argp, &a, sizeof(a)) ? -EFAULT : 0;

@@ -12,6 +12,8 @@
 #  - scribble: a rank writes junk over all it mapped; the kernel lives on
 #  - poll: ACCDMA_IOC_POLL's checks (kmod-poll): its ABI, a bounded spin, a
 #    signal during it, two waiters of one device, a peer killed while polling
+#  - pair-signal: pair with SIGALRM every millisecond in both ranks: the
+#    waits a signal ends in the module go on
 #  - poll-drive: waiters run their devices' passes in the module (its
 #    poll_moved counter grows), and with ACCDMA_POLL=0 they do not
 #  - qt-kmod-N: queue-tester's scenarios (tests/scenarios) with -t kmod
@@ -154,6 +156,7 @@ if insmod "$KO" mem_max_mb=128; then
 	vmtest kill kmod-pair kill
 	vmtest scribble kmod-pair scribble
 	vmtest poll poll_checks
+	vmtest pair-signal kmod-pair signal 500
 	vmtest poll-drive poll_drive
 	for _n in 2 4; do
 		vmtest qt-kmod-$_n env ACCDMA_TRANSPORT=kmod accdma-run -n $_n -- \

@@ -17,6 +17,9 @@
  *                            /dev/accdma it has mapped while both post;
  *                            rank 1 must end (any status) and the kernel live
  *   kmod-pair hold SECS      both ranks hold the world open SECS seconds
+ *   kmod-pair signal [ROUNDS] pair, with SIGALRM every millisecond in both
+ *                            ranks (SA_RESTART): waits that a signal ends in
+ *                            the module (POLL, WAIT, CALL: EINTR) go on
  * KMOD_PAIR_TRANSPORT=shm runs the same over shm (a benchmark's reference);
  * KMOD_PAIR_NOTE=WORD tags the VMBENCH line.
  * Exits 0 on success.
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +236,25 @@ static int run_scribble(accdma_world *w, accdma_queue *q)
 	return 0;
 }
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* SIGALRM every millisecond from now on, with SA_RESTART as signal() sets
+ * it: what the module restarts must not repeat what it did (CALL's answer). */
+static void alarm_every_ms(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 static int rank_main(const char *mode, int arg)
 {
 	struct accdma_world_opts o;
@@ -244,8 +267,15 @@ static int rank_main(const char *mode, int arg)
 	o.mem_size = 4u << 20;
 	ok(accdma_world_open(&o, &w), "world_open");
 	ok(accdma_queue_get(w, rank, 0, &q), "queue_get");
-	if (!strcmp(mode, "pair"))
+	if (!strcmp(mode, "pair")) {
 		rc = run_pair(w, q, arg > 0 ? arg : 200);
+	} else if (!strcmp(mode, "signal")) {
+		alarm_every_ms();
+		rc = run_pair(w, q, arg > 0 ? arg : 200);
+		printf("kmod-pair[%d]: %d alarms during the pair\n", rank, (int)alarms);
+		if (!alarms)
+			die("no alarm came");
+	}
 	else if (!strcmp(mode, "kill"))
 		rc = run_kill(w, q);
 	else if (!strcmp(mode, "scribble"))
