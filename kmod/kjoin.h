@@ -83,7 +83,6 @@ struct kj_world {
 	wait_queue_head_t calls_wq;
 };
 
-
 /**
  * struct kj_file - an open /dev/accdma.
  * @w: the world it joined, or NULL.

@@ -44,7 +44,7 @@ static const struct kernel_param_ops kj_poll_moved_ops = {
 	.get = kj_poll_moved_get,
 };
 module_param_cb(poll_moved, &kj_poll_moved_ops, NULL, 0444);
-MODULE_PARM_DESC(poll_moved, "read-only: passes waiters ran (ACCDMA_IOC_POLL) that moved something");
+MODULE_PARM_DESC(poll_moved, "read-only: waiters' passes (ACCDMA_IOC_POLL) that moved something");
 
 /* Does the caller run an exec of one of @f's devices? Then it runs no pass:
  * a pass could call into that device again and wait on the caller itself. */
@@ -105,8 +105,8 @@ long kj_poll(struct kj_file *f, void __user *argp)
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
 	/* with the devices it joined: kj_join() publishes the world last */
-	if (!smp_load_acquire(&f->w) || a.size != sizeof(a) || (a.flags & ~ACCDMA_POLL_WATCH) || a.pad ||
-	    memchr_inv(a.reserved, 0, sizeof(a.reserved)))
+	if (!smp_load_acquire(&f->w) || a.size != sizeof(a) ||
+	    (a.flags & ~ACCDMA_POLL_WATCH) || a.pad || memchr_inv(a.reserved, 0, sizeof(a.reserved)))
 		return -EINVAL;
 	if (a.flags & ACCDMA_POLL_WATCH) {
 		/* the module's own arena: only the word's value is the caller's */
