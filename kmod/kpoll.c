@@ -30,6 +30,9 @@
 
 /* The longest a POLL spins: the caller sleeps past it, as its waits do. */
 #define KJ_POLL_MAX_NS (10 * NSEC_PER_MSEC)
+/* Idle passes between yields, as a waiter spinning over shm yields
+ * (driver/token.c's WAIT_YIELD_EVERY). */
+#define KJ_POLL_YIELD_EVERY 16
 
 /* Passes run by waiters that moved something: what says, from outside, that
  * waiters do drive their devices (the VM's tests read it). */
@@ -99,7 +102,7 @@ long kj_poll(struct kj_file *f, void __user *argp)
 {
 	struct accdma_ioc_poll a;
 	u64 start, spin;
-	u32 *word = NULL;
+	u32 *word = NULL, idle = 0;
 	long rc;
 
 	if (copy_from_user(&a, argp, sizeof(a)))
@@ -140,9 +143,20 @@ long kj_poll(struct kj_file *f, void __user *argp)
 			rc = -ETIMEDOUT;
 			break;
 		}
-		/* preemptible, as an engine's spin is (os_yield()) */
-		cond_resched();
-		cpu_relax();
+		/*
+		 * Now and then give the CPU away, as a waiter spinning over shm
+		 * does: the peer process this wait needs, or the engine thread
+		 * holding the pass it needs, may be queued on this CPU, and
+		 * cond_resched() lets them run only once the tick says so
+		 * (milliseconds a round under a busy host, measured).
+		 */
+		idle = progress ? 0 : idle + 1;
+		if (idle && idle % KJ_POLL_YIELD_EVERY == 0) {
+			yield();
+		} else {
+			cond_resched();
+			cpu_relax();
+		}
 	}
 	kj_poll_session(f, false, rc != 0);
 	return rc;
