@@ -67,9 +67,9 @@ rmmod_busy() {
 pair_bench() {
 	kmod-pair pair 200 > /tmp/pair.out 2>&1
 	_rc=$?
-	# the same over shm, for the ratio (recorded, not judged), and both with
-	# every op a sleep and a wake-up: engines that do not spin, a shm host
-	# that does not run engine passes itself (ACCDMA_POLL=0)
+	# the same over shm, for the ratio (recorded, not judged); kmod with
+	# engines that do not spin; and both with every op a sleep and a
+	# wake-up: a host that does not run engine passes itself (ACCDMA_POLL=0)
 	KMOD_PAIR_TRANSPORT=shm kmod-pair pair 200 >> /tmp/pair.out 2>&1
 	KMOD_PAIR_NOTE=spin0 ACCDMA_SPIN_US=0 kmod-pair pair 200 >> /tmp/pair.out 2>&1
 	KMOD_PAIR_NOTE=poll0 ACCDMA_POLL=0 kmod-pair pair 200 >> /tmp/pair.out 2>&1
