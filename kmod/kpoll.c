@@ -20,9 +20,9 @@
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sysfs.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "kmod/accdma_ioctl.h"
@@ -31,7 +31,7 @@
 /* The longest a POLL spins: the caller sleeps past it, as its waits do. */
 #define KJ_POLL_MAX_NS (10 * NSEC_PER_MSEC)
 /* Idle passes between yields, as a waiter spinning over shm yields
- * (driver/token.c's WAIT_YIELD_EVERY). */
+ * (driver/token.c's WAIT_YIELD_EVERY); passes between clock reads. */
 #define KJ_POLL_YIELD_EVERY 16
 
 /* Passes run by waiters that moved something: what says, from outside, that
@@ -101,8 +101,8 @@ static void kj_poll_session(struct kj_file *f, bool on, bool wake)
 long kj_poll(struct kj_file *f, void __user *argp)
 {
 	struct accdma_ioc_poll a;
-	u64 start, spin;
-	u32 *word = NULL, idle = 0;
+	u64 start = 0, spin, now;
+	u32 *word = NULL, idle = 0, n = 0;
 	long rc;
 
 	if (copy_from_user(&a, argp, sizeof(a)))
@@ -122,9 +122,6 @@ long kj_poll(struct kj_file *f, void __user *argp)
 	if (kj_serving(f))
 		return -EAGAIN;
 	spin = min_t(u64, a.spin_ns, KJ_POLL_MAX_NS);
-	/* the CPU's own clock: under emulation a clocksource read (HPET) costs
-	 * more than a pass; a spin a migration skews stays bounded */
-	start = local_clock();
 	kj_poll_session(f, true, false);
 	for (;;) {
 		bool progress = kj_pass(f);
@@ -139,16 +136,26 @@ long kj_poll(struct kj_file *f, void __user *argp)
 			rc = -EINTR;
 			break;
 		}
-		if (local_clock() - start >= spin) {
-			rc = -ETIMEDOUT;
-			break;
+		/*
+		 * The clock every KJ_POLL_YIELD_EVERY passes, from the first
+		 * such read: under emulation a read (HPET) costs more than a
+		 * pass, and most POLLs end before it; the spin overruns by
+		 * those passes at most.
+		 */
+		if (++n % KJ_POLL_YIELD_EVERY == 0) {
+			now = ktime_get_ns();
+			if (!start) {
+				start = now;
+			} else if (now - start >= spin) {
+				rc = -ETIMEDOUT;
+				break;
+			}
 		}
 		/*
 		 * Now and then give the CPU away, as a waiter spinning over shm
 		 * does: the peer process this wait needs, or the engine thread
 		 * holding the pass it needs, may be queued on this CPU, and
-		 * cond_resched() lets them run only once the tick says so
-		 * (milliseconds a round under a busy host, measured).
+		 * cond_resched() lets them run only once the tick says so.
 		 */
 		idle = progress ? 0 : idle + 1;
 		if (idle && idle % KJ_POLL_YIELD_EVERY == 0) {
