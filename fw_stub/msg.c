@@ -5,8 +5,8 @@
  * The receiver owns its state: a far sender's small send is written into
  * our inline ring by us, its large send waits in our rendezvous table until
  * our recv meets it, and then we clear the sender to write the data into
- * the recv; its finish completes the recv (a one-sided write is the faster
- * of the two directions on RDMA devices, soft-RoCE's in particular). So
+ * the recv; its finish completes the recv (soft-RoCE writes much faster
+ * than it reads, and the sender can keep many writes in flight). So
  * the steps match.c takes for a near sender run here on the sender's
  * behalf, on our own table. Every field of a message is checked before use:
  * a peer that sends garbage fails its own ops, never ours.
