@@ -31,7 +31,10 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
 #define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
-#define VB_POLLER_NAP_NS 50000 /* the poller's nap while others poll (an engine's spin) */
+/* The poller's nap while others poll: each nap is a timer interrupt, which
+ * costs the pollers' cores (under emulation, dearly); a message that lands
+ * as the others stop polling waits at most this long. */
+#define VB_POLLER_NAP_NS 1000000
 #define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
 #define VB_WRITES 32               /* writes in flight in a process, at most */
