@@ -80,6 +80,23 @@ static int finish_lost(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 	return 1;
 }
 
+/* Where a far send's clearance, or a far write, stands (fw_op.cleared):
+ * FW_CLEARED (a send to write), FW_CLEAR_WRITING, or FW_CLEAR_NONE. A
+ * clearance is a send's only (one naming any other op is ignored), and one
+ * for an earlier op of the slot is dropped; one being filled in is not there yet. */
+static uint32_t clearance(struct fw_op *op)
+{
+	uint32_t cl = os_load(&op->cleared, OS_ACQUIRE);
+
+	if (cl == FW_CLEARED && op->d.kind != ACCDMA_OP_SEND)
+		return FW_CLEAR_NONE;
+	if (cl == FW_CLEARED && op->clear_gen != op->gen) {
+		os_store(&op->cleared, FW_CLEAR_NONE, OS_RELAXED);
+		return FW_CLEAR_NONE;
+	}
+	return cl == FW_CLEAR_FILLING ? FW_CLEAR_NONE : cl;
+}
+
 /* Fail an op that has not arrived at the rendezvous: its partner is told. */
 static void fail_op(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, enum accdma_status st)
 {
@@ -353,6 +370,7 @@ static int number_deferred(struct fw_device *fd, struct fw_queue *q, struct fw_o
 static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, int first, int *progress)
 {
 	struct q_cpl *c = &q->cpl[op->slot];
+	uint32_t cl;
 	int ds;
 
 	if (op->state == FW_OP_PEER) {
@@ -363,21 +381,13 @@ static int advance(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, i
 			return 1;
 		}
 		/* Its far receiver cleared it to write (even if canceled since:
-		 * the receiver took it, so it goes). A clearance for an earlier
-		 * op of this slot is dropped. */
-		if (op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) == FW_CLEARED &&
-		    op->clear_gen != op->gen)
-			os_store(&op->cleared, FW_CLEAR_NONE, OS_RELAXED);
-		if (os_load(&op->cleared, OS_ACQUIRE) == FW_CLEAR_WRITING ||
-		    (op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) == FW_CLEARED)) {
-			int done;
+		 * the receiver took it, so it goes), or its write is in flight. */
+		cl = clearance(op);
+		if (cl != FW_CLEAR_NONE) {
+			int done = cl == FW_CLEARED ? fw_far_write_cleared(fd, q, op) : fw_far_write_finish(fd, q, op);
 
-			if (os_load(&op->cleared, OS_RELAXED) == FW_CLEAR_WRITING) {
-				done = fw_far_write_finish(fd, q, op);
-			} else {
-				done = fw_far_write_cleared(fd, q, op);
+			if (cl == FW_CLEARED)
 				*progress = 1;
-			}
 			if (!done) {
 				q->retry = 1; /* the write's completion kicks us, but look soon too */
 				return 0;
@@ -535,14 +545,15 @@ void fw_queue_flush(struct fw_device *fd, struct fw_queue *q)
 
 	for (uint32_t i = 0; i < q->npend; i++) {
 		struct fw_op *op = &q->ops[q->pend[i]];
+		uint32_t cl;
 
 		if (op->state == FW_OP_PEER) {
 			if (!waiting_op_pending(q, op)) {
 				partner_completed(fd, op);
 				continue;
 			}
-			if ((op->d.kind == ACCDMA_OP_SEND && os_load(&op->cleared, OS_ACQUIRE) != FW_CLEAR_NONE) ||
-			    os_load(&op->cleared, OS_ACQUIRE) == FW_CLEAR_WRITING) {
+			cl = os_load(&op->cleared, OS_ACQUIRE);
+			if (cl == FW_CLEAR_WRITING || (cl != FW_CLEAR_NONE && op->d.kind == ACCDMA_OP_SEND)) {
 				q->pend[out++] = q->pend[i]; /* cleared or writing: it completes when written */
 				continue;
 			}

@@ -182,6 +182,21 @@ static void test_cancel_waiting_send(void **state)
 	th_close(w);
 }
 
+/* A message as far device 1 would send it to device 0 about device 0's op @s. */
+static struct q_msg msg_about(uint16_t type, accdma_token s)
+{
+	struct q_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.src = 1;
+	m.dst = 0;
+	m.queue = q_token_queue(s);
+	m.slot = q_token_slot(s);
+	m.gen = q_token_gen(s);
+	return m;
+}
+
 /* A receiver whose table had no room answers "busy" (never in a world this
  * small: the table holds every op that can wait, so the answer is forged
  * here): the send announces itself again, the receiver sees the same send
@@ -202,13 +217,7 @@ static void test_busy_answer(void **state)
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 4, ka, 0, BIG, NULL, 0, &s), 0);
 	th_kick(w, 0, 1);
 	th_kick(w, 1, 1);
-	memset(&m, 0, sizeof(m));
-	m.type = Q_MSG_BUSY;
-	m.src = 1;
-	m.dst = 0;
-	m.queue = q_token_queue(s);
-	m.slot = q_token_slot(s);
-	m.gen = q_token_gen(s);
+	m = msg_about(Q_MSG_BUSY, s);
 	assert_int_equal(drv_loop_inject(w, &m), 0);
 	th_kick(w, 0, 2);
 	th_kick(w, 1, 2);
@@ -383,13 +392,7 @@ static void test_hostile_clearance(void **state)
 		th_kick(w, 0, 1);
 		th_pending(w, s);
 		counts(w, base, NULL);
-		memset(&m, 0, sizeof(m));
-		m.type = Q_MSG_CTS;
-		m.src = 1;
-		m.dst = 0;
-		m.queue = q_token_queue(s);
-		m.slot = q_token_slot(s);
-		m.gen = q_token_gen(s);
+		m = msg_about(Q_MSG_CTS, s);
 		m.key = bad_key ? 0xdead : kb;
 		m.length = bad_key ? BIG : 2 * BIG;
 		m.len = sizeof(r);

@@ -63,6 +63,15 @@ static int post_recv(struct vb *v, uint32_t i)
 	return ibv_post_srq_recv(v->srq, &wr, &bad);
 }
 
+/* Kick every engine of our devices: they may sleep on what just changed. */
+static void kick_local(struct vb *v)
+{
+	struct accdma_world *w = v->w;
+
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		q_device_kick(q_dev(&w->a, (uint32_t)d), 0, w->a.g.engines);
+}
+
 /**
  * vb_mark_lost() - process @proc is gone (@why: Q_DEV_LOST_*): its devices are
  * lost here, its queue pair is flushed (so that no read or write waits on
@@ -91,8 +100,7 @@ void vb_mark_lost(struct vb *v, int proc, uint32_t why)
 	if (why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
 		fprintf(stderr, "accdma: verbs: rank %d (%s) is gone; ops with it complete PEER_LOST\n", proc,
 			v->hellos[proc].dev);
-	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
-		q_device_kick(q_dev(&w->a, (uint32_t)d), 0, w->a.g.engines);
+	kick_local(v);
 }
 
 /* A message arrived in receive buffer @i: an engine's goes to its device's
@@ -182,8 +190,7 @@ static int poll_cq_as(struct vb *v, int poller)
 	for (int k = 0; k < nctl; k++)
 		serve_ctl(v, &ctl[k]);
 	if (nwrites) /* an engine with writes in flight may sleep */
-		for (int d = v->w->first_local; d < v->w->first_local + v->w->nlocal; d++)
-			q_device_kick(q_dev(&v->w->a, (uint32_t)d), 0, v->w->a.g.engines);
+		kick_local(v);
 	return n < 0 ? 0 : n;
 }
 
