@@ -111,12 +111,14 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 	uint32_t quarter = (fd->eager_mask + 1) / 4;
 	struct q_msg m;
 
-	/* A credit of its own when a quarter of the ring is free again, or when
-	 * everything the sender put is consumed (so that a sender that stopped
-	 * finds the whole ring free, as it would over memory); otherwise our
-	 * next message carries it. A sender short of credit sends by rendezvous
-	 * meanwhile: a late credit costs speed, never progress. */
-	if (done - rx->credited < (quarter ? quarter : 1) && done != os_load(&rx->wpos, OS_RELAXED))
+	/* A credit of its own once a quarter of the ring is free again; until
+	 * then our next message carries it. Not on every drained ring: a sender
+	 * of one message at a time would pay a message back for each (a second
+	 * post per send over verbs), and the sender still sees three quarters
+	 * free, six of its largest messages (q_eager_cap()). A sender short of
+	 * credit sends by rendezvous meanwhile: a late credit costs speed, never
+	 * progress. */
+	if (done - rx->credited < (quarter ? quarter : 1))
 		return;
 	msg_init(&m, fd, src, Q_MSG_CREDIT);
 	rx->credited = done;
