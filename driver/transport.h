@@ -22,6 +22,10 @@ struct accdma_world;
  * struct drv_transport - one transport's operations.
  * @name: as in ACCDMA_TRANSPORT and the logs.
  * @kernel_engines: the engines run elsewhere (accdma.ko's threads): none here.
+ * @full_fences: kickers fence fully and sleepers issue no membarrier(), as
+ *               with opts.membarrier = 0: where every op waits on a network
+ *               round trip, a fence per kick is noise, and a membarrier per
+ *               sleep interrupts every CPU running a registered process.
  * @shared_arena: the arena is shared with other processes (its geometry is
  *                laid out with process-shared waiting).
  * @open: join the world: set w->first_local/nlocal, map the arena at w->a.sh
@@ -51,6 +55,7 @@ struct drv_transport {
 	const char *name;
 	int shared_arena;
 	int kernel_engines;
+	int full_fences;
 	int (*open)(struct accdma_world *w);
 	int (*start)(struct accdma_world *w);
 	void (*stop)(struct accdma_world *w);

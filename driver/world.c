@@ -215,7 +215,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	drv_token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; !tp->kernel_engines && d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
-				     opts->membarrier, &w->host, &w->devs[d].fw);
+				     opts->membarrier && !tp->full_fences, &w->host, &w->devs[d].fw);
 		if (rc)
 			goto fail;
 	}

@@ -221,6 +221,8 @@ static void *engine_main(void *arg)
 		/* Sleep protocol: announce, then look once more, then wait. A kicker
 		 * either sees `sleeping` and bumps wake_seq, or we see its work. */
 		os_store(&e->sh->sleeping, 1, OS_SEQ_CST);
+		if (fd->link && fd->link->ops->idle)
+			fd->link->ops->idle(fd->link); /* its messages must still wake us */
 		q_sleep_fence(fd->sh);
 		seq = os_load(&e->sh->wake_seq, OS_ACQUIRE);
 		if (!engine_try_pass(e) && !stopping(fd)) {

@@ -34,6 +34,9 @@ struct fw_link;
  *        done, with its outcome (one of @write's) in *@st. Once only.
  *        Messages sent after @write started reach the peer after its data,
  *        and none does if it fails.
+ * @idle: (optional) an engine that polled the link (through @recv) is going
+ *        to sleep: whatever watches the link while nobody polls it must take
+ *        over now, not when it next looks.
  */
 struct fw_link_ops {
 	int (*send)(struct fw_link *l, const struct q_msg *m);
@@ -41,6 +44,7 @@ struct fw_link_ops {
 	enum accdma_status (*write)(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
 				    const void *src, uint64_t *req);
 	int (*write_done)(struct fw_link *l, uint64_t req, enum accdma_status *st);
+	void (*idle)(struct fw_link *l);
 };
 
 /**

@@ -148,7 +148,8 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @membarrier:  1 (default): sleepers issue membarrier() so that kickers fence
  *               lightly; 0: both sides use full fences. The first world a process
  *               opens with 1 registers the process; a world opened with 0 never
- *               relies on it.
+ *               relies on it. Verbs worlds always fence fully (a membarrier
+ *               per sleep costs more than it spares next to RDMA).
  */
 struct accdma_world_opts {
 	enum accdma_transport transport;

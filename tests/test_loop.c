@@ -8,6 +8,8 @@
  *    message, a rendezvous is an announcement, a clearance, a write and a
  *    finish, a one-sided write one write; data, status and byte counts checked;
  *  - FIFO across paths: small and large sends on one tag, recvs posted after;
+ *  - credit for one message at a time: once a quarter of the ring is free;
+ *  - an engine going to sleep tells the link (its idle op);
  *  - a waiting send canceled: withdrawn by message, its recv PEER_ERROR;
  *  - a "busy" answer: the send announces again, and the pair completes;
  *  - a link with no room for a write: the cleared send and a one-sided
@@ -122,6 +124,61 @@ static void test_what_crosses(void **state)
 	/* ... checked against the target's bounds */
 	assert_int_equal(accdma_write(th_q(w, 0), 1, ka, 0, 16, kb, 2 * BIG - 8, NULL, 0, &s), 0);
 	th_wait_st(w, s, ACCDMA_ST_OUT_OF_BOUNDS);
+	th_close(w);
+}
+
+/* One small message at a time, each received before the next: the ring
+ * drains every time, yet credit goes back only once a quarter of it is
+ * free again (a message back per send would double what a stream costs). */
+static void test_credit_pace(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	struct accdma_device_info info;
+	uint8_t *a, *b;
+	accdma_key ka = th_alloc(w, 0, 4096, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, 4096, (void **)&b);
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	accdma_token s, r;
+	uint32_t quarter;
+
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	quarter = info.eager_slots / 4;
+	assert_true(quarter > 1);
+	counts(w, base, NULL);
+	for (uint32_t k = 1; k <= quarter; k++) {
+		th_fill_pattern(a, 8, k);
+		th_fill_u8(b, 16, 0xEE);
+		assert_int_equal(accdma_send(th_q(w, 0), 1, 9, ka, 0, 8, NULL, 0, &s), 0);
+		th_wait_ok(w, s);
+		assert_int_equal(accdma_recv(th_q(w, 1), 0, 9, kb, 0, 16, NULL, 0, &r), 0);
+		wait_moved(w, r, 8);
+		th_check_pattern(b, 8, k, "message");
+		th_check_u8(b + 8, 8, 0xEE, "after the message");
+		counts(w, c, base);
+		assert_int_equal(c[Q_MSG_EAGER], k);
+		assert_int_equal(c[Q_MSG_RTS], 0);
+		/* one-position messages: the quarter's last one brings the credit */
+		assert_int_equal(c[Q_MSG_CREDIT], k < quarter ? 0 : 1);
+	}
+	th_close(w);
+}
+
+/* An engine with nothing to do tells the link before it sleeps, so that
+ * whatever watches the link for it (verbs: the poller thread) takes over. */
+static void test_idle_told(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(2, 1);
+	uint64_t c[DRV_LOOP__COUNT];
+	int tries = 0;
+
+	do {
+		counts(w, c, NULL);
+		if (!c[DRV_LOOP_IDLES])
+			usleep(1000);
+	} while (!c[DRV_LOOP_IDLES] && ++tries < 20000);
+	assert_true(c[DRV_LOOP_IDLES] > 0);
 	th_close(w);
 }
 
@@ -421,6 +478,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_what_crosses),
 		cmocka_unit_test(test_fifo_across_paths),
+		cmocka_unit_test(test_credit_pace),
+		cmocka_unit_test(test_idle_told),
 		cmocka_unit_test(test_cancel_waiting_send),
 		cmocka_unit_test(test_busy_answer),
 		cmocka_unit_test(test_hostile_clearance),

@@ -97,11 +97,17 @@ static int loop_write_done(struct fw_link *l, uint64_t req, enum accdma_status *
 	return 1;
 }
 
+static void loop_idle(struct fw_link *l)
+{
+	atomic_fetch_add_explicit(&loop_of(l)->counts[DRV_LOOP_IDLES], 1, memory_order_relaxed);
+}
+
 static const struct fw_link_ops loop_ops = {
 	.send = loop_send,
 	.recv = loop_recv,
 	.write = loop_write,
 	.write_done = loop_write_done,
+	.idle = loop_idle,
 };
 
 static void loop_close(struct accdma_world *w)

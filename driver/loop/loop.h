@@ -11,8 +11,9 @@
 #include "include/accdma.h"
 #include "queue/abi.h"
 
-/* Counters: messages by type (enum q_msg_type), then one-sided writes. */
-enum { DRV_LOOP_WRITES = Q_MSG__COUNT, DRV_LOOP__COUNT };
+/* Counters: messages by type (enum q_msg_type), then one-sided writes, then
+ * the times an engine told the link it goes to sleep (its idle op). */
+enum { DRV_LOOP_WRITES = Q_MSG__COUNT, DRV_LOOP_IDLES, DRV_LOOP__COUNT };
 
 /**
  * drv_loop_counts() - what crossed world @w's link so far.

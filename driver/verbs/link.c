@@ -199,6 +199,41 @@ static int poll_cq(struct vb *v)
 	return poll_cq_as(v, 0);
 }
 
+/* Is an engine of ours asleep? Then nobody polls the queue for it. */
+static int engine_asleep(struct vb *v)
+{
+	struct accdma_world *w = v->w;
+
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		for (uint32_t e = 0; e < w->a.g.engines; e++)
+			if (atomic_load_explicit(&q_dev(&w->a, (uint32_t)d)->engines[e].sleeping, memory_order_seq_cst))
+				return 1;
+	return 0;
+}
+
+/* The poller's nap, cut short by link_idle(). */
+static void nap(struct vb *v)
+{
+	uint32_t seq = atomic_load_explicit(&v->nap_seq, memory_order_seq_cst);
+
+	atomic_store_explicit(&v->napping, 1, memory_order_seq_cst);
+	if (!engine_asleep(v))
+		os_wait32(&v->nap_seq, seq, VB_POLLER_NAP_NS);
+	atomic_store_explicit(&v->napping, 0, memory_order_relaxed);
+}
+
+/* An engine goes to sleep (it announced it first): a napping poller must
+ * watch the queue now, not when its nap ends, or a message that lands
+ * meanwhile waits for it. */
+static void link_idle(struct fw_link *l)
+{
+	struct vb *v = vb_link(l);
+
+	atomic_fetch_add_explicit(&v->nap_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&v->napping, memory_order_seq_cst))
+		os_wake32(&v->nap_seq);
+}
+
 static void *poller_main(void *arg)
 {
 	struct vb *v = arg;
@@ -218,10 +253,8 @@ static void *poller_main(void *arg)
 		}
 		/* An engine or a waiting host polls the queue: leave it to them, and
 		 * nap instead of spinning beside them for the same cores. */
-		if (atomic_exchange_explicit(&v->others_polled, 0, memory_order_relaxed)) {
-			struct timespec ts = { 0, VB_POLLER_NAP_NS };
-
-			nanosleep(&ts, NULL);
+		if (atomic_exchange_explicit(&v->others_polled, 0, memory_order_relaxed) && !engine_asleep(v)) {
+			nap(v);
 			idle = 0;
 			continue;
 		}
@@ -446,6 +479,7 @@ const struct fw_link_ops vb_link_ops = {
 	.recv = link_recv,
 	.write = link_write,
 	.write_done = link_write_done,
+	.idle = link_idle,
 };
 
 /** vb_link_start() - start the completion queue's poller. Return: 0 or -EAGAIN. */

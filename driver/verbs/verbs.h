@@ -32,8 +32,9 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
 #define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
 /* The poller's nap while others poll: each nap is a timer interrupt, which
- * costs the pollers' cores (under emulation, dearly); a message that lands
- * as the others stop polling waits at most this long. */
+ * costs the pollers' cores (under emulation, dearly). An engine that goes to
+ * sleep cuts it short (link_idle()); a host waiter that stops polling hands
+ * the queue to its engines first. */
 #define VB_POLLER_NAP_NS 1000000
 #define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
@@ -119,6 +120,8 @@ struct vb {
 	uint32_t wfree[VB_WRITES], nwfree; /* free write slots, under slock */
 	pthread_mutex_t cq_lock;
 	_Atomic int others_polled; /* an engine or host polled the queue since the poller looked */
+	_Atomic uint32_t nap_seq;  /* the poller naps on it; link_idle() bumps it */
+	_Atomic int napping;
 	struct drv_inbox *inbox; /* by device (only ours used) */
 	struct vb_rregion *rreg; /* [ndev][Q_MAX_REGIONS] */
 	pthread_mutex_t pub_lock;  /* one publication at a time (acks are counted) */
