@@ -168,7 +168,7 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	uint32_t stack_slots[POST_STACK_BATCH], *slots = stack_slots;
 	uint64_t stack_seqs[POST_STACK_BATCH], *seqs = stack_seqs;
 	struct accdma_world *w;
-	int rc, i, pinned = 0, small_send = 0, other_send = 0, any_deps = 0;
+	int rc, i, pinned = 0, small_send = 0, other_send = 0, any_deps = 0, idle = 0;
 	uint32_t waits;
 
 	rc = queue_check(q);
@@ -233,9 +233,11 @@ int drv_post(struct accdma_queue *q, const struct accdma_op *ops, int count, acc
 	 * peer one line at a time). */
 	waits = atomic_load_explicit(&w->waits, memory_order_relaxed);
 	if (small_send && !other_send && (w->host_poll || !w->threaded) && waits != q->waits_at_submit &&
-	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count) > 0)
+	    fw_device_submit(w->devs[q->dev].fw, q->index, (uint32_t)count, &idle) > 0)
 		q->waits_at_submit = waits;
-	if (w->threaded) /* polled devices have no engine thread to wake */
+	/* Polled devices have no engine thread to wake; nor need one whose ops
+	 * this thread just ran to the end (a wake-up and a spin for nothing). */
+	if (w->threaded && !idle)
 		q_engine_kick(q_dev(&w->a, q->dev), q_queue_engine(&w->a.g, q->index));
 	rc = count;
 	goto out;

@@ -111,12 +111,13 @@ int fw_device_poll(struct fw_device *fd)
 	return progress;
 }
 
-int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count)
+int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count, int *idle)
 {
 	struct fw_queue *q;
 	struct fw_engine *e;
 	int n;
 
+	*idle = 0;
 	if (!fd || queue >= fd->w->g.nq)
 		return 0;
 	q = &fd->queues[queue];
@@ -127,6 +128,10 @@ int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count)
 	if (os_exchange(&e->in_pass, 1, OS_ACQUIRE))
 		return 0; /* the engine is in a pass: it reads them */
 	n = fw_queue_submit(fd, q, count);
+	/* Under in_pass: the engine's pending lists are ours to read. */
+	*idle = n > 0;
+	for (uint32_t i = 0; i < e->nqueues && *idle; i++)
+		*idle = !e->queues[i]->npend;
 	os_store(&e->in_pass, 0, OS_RELEASE);
 	return n;
 }

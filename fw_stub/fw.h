@@ -87,9 +87,11 @@ int fw_device_poll(struct fw_device *fd);
  * @fd: the device (NULL is ignored). @queue: the queue's index.
  * @count: the descriptors just published: their sends must have no deps and
  *         at most eager_max bytes (the caller's thread does their copies).
+ * @idle: set to 1 if they were read and the queue's engine has no op
+ *        pending after them (its doorbell need not ring), else 0.
  * Return: the descriptors read (0: left to the engine's next pass).
  */
-int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count);
+int fw_device_submit(struct fw_device *fd, uint32_t queue, uint32_t count, int *idle);
 
 /**
  * fw_device_poll_begin() - a host thread starts polling the device: its engine

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_post_inline.c - a small send the posting thread runs to the end
+ * rings no doorbell; one it leaves pending does.
+ *
+ * With host polling on, a post of a small send to an idle queue, after the
+ * thread waited for an op, is read by the posting thread itself
+ * (accdma_post(), fw_device_submit()). When that completes every op of the
+ * queue's engine, waking the engine would only cost a system call and a
+ * spin on a core the posting thread may need (over verbs, the core that
+ * runs soft-RoCE's send path). The engine's doorbell word (wake_seq) moves
+ * only when someone kicks it, so the test reads it around the post, with the
+ * engine asleep: unchanged for a send that completed in the post, moved for
+ * one that could not (its queue's engine still has an op pending behind it).
+ */
+#include "helpers/th.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "driver/internal.h"
+
+/* Engine 0 of device @dev announced that it sleeps (the 5 s are a hang guard). */
+static void wait_asleep(accdma_world *w, int dev)
+{
+	_Atomic uint32_t *sleeping = &q_dev(&w->a, (uint32_t)dev)->engines[0].sleeping;
+
+	for (int i = 0; i < 5000 && !atomic_load(sleeping); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	assert_true(atomic_load(sleeping));
+}
+
+static void test_post_inline(void **state)
+{
+	(void)state;
+	struct accdma_world_opts o;
+	_Atomic uint32_t *seq;
+	accdma_world *w;
+	accdma_key ks, kd;
+	uint8_t *src, *dst;
+	accdma_token r, s, big;
+	enum accdma_status st;
+	uint32_t before;
+
+	setenv("ACCDMA_SPIN_US", "0", 1); /* an idle engine sleeps at once */
+	th_opts(&o, 2);
+	o.engines = 1;
+	w = th_open_opts(&o);
+	unsetenv("ACCDMA_SPIN_US");
+	ks = th_alloc(w, 0, 8192, (void **)&src);
+	kd = th_alloc(w, 1, 8192, (void **)&dst);
+	seq = &q_dev(&w->a, 0)->engines[0].wake_seq;
+	memset(src, 0x5c, 8192);
+	memset(dst, 0xee, 8192);
+
+	/* a look at an op not done yet, so that the next small send's post reads it inline */
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 1, kd, 0, 8, NULL, 0, &r), 0);
+	assert_int_equal(accdma_test(w, r, &st), -EAGAIN);
+	wait_asleep(w, 0);
+	before = atomic_load(seq);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 1, ks, 0, 8, NULL, 0, &s), 0);
+	assert_int_equal(atomic_load(seq), before); /* ran to the end: no kick */
+	th_wait_ok(w, s);
+	th_wait_ok(w, r);
+	th_check_u8(dst, 8, 0x5c, "the small send's bytes");
+
+	/* a large send first (it waits for its recv), then a small one: the
+	 * poster may not read past a pending op, so the engine is kicked */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ks, 1024, 4096, NULL, 0, &big), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 1, kd, 16, 8, NULL, 0, &r), 0);
+	assert_int_equal(accdma_test(w, r, &st), -EAGAIN);
+	wait_asleep(w, 0);
+	before = atomic_load(seq);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 1, ks, 0, 8, NULL, 0, &s), 0);
+	assert_int_not_equal(atomic_load(seq), before);
+	th_wait_ok(w, s);
+	th_wait_ok(w, r);
+	th_check_u8(dst + 16, 8, 0x5c, "the second small send's bytes");
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kd, 1024, 4096, NULL, 0, &r), 0);
+	th_wait_ok(w, r);
+	th_wait_ok(w, big);
+	th_check_u8(dst + 1024, 4096, 0x5c, "the large send's bytes");
+	th_close(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_post_inline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
