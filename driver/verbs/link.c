@@ -30,7 +30,7 @@
 
 /* wr_id: what a completion is for, in its low bits. */
 #define WR_WRITE 0u /* a write: its slot's index << 2 */
-#define WR_SEND 1u  /* a send buffer's index << 2 */
+#define WR_SEND 1u  /* a send buffer's index << 2; VB_SEND_BUFS + proc: an inline send */
 #define WR_RECV 2u  /* a receive buffer's index << 2 */
 #define WR_PART 3u  /* an unsignaled part of a write: completes only in error */
 
@@ -170,6 +170,11 @@ static int poll_cq_as(struct vb *v, int poller)
 			post_recv(v, i);
 			break;
 		case WR_SEND:
+			if (i >= VB_SEND_BUFS) { /* inline: no buffer to give back */
+				if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
+					vb_mark_lost(v, (int)(i - VB_SEND_BUFS), Q_DEV_LOST_DIED);
+				break;
+			}
 			if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
 				vb_mark_lost(v, v->sproc[i], Q_DEV_LOST_DIED);
 			pthread_mutex_lock(&v->slock);
@@ -295,6 +300,28 @@ static int take_sbuf(struct vb *v, int proc)
 	}
 }
 
+/* A message the device takes inline: copied into the work request as it is
+ * posted, so it needs no send buffer, and only every VB_SIGNAL_EVERY-th asks
+ * for a completion (which lets the send queue's slots go): an error
+ * completes a request whether it asked or not. */
+static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)m, len, 0 };
+	struct ibv_send_wr wr = { 0 }, *bad;
+	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], 1, memory_order_relaxed);
+
+	wr.wr_id = ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE | (n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0);
+	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
+		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
+		return -EPIPE;
+	}
+	return 0;
+}
+
 static int send_to(struct vb *v, int proc, const struct q_msg *m)
 {
 	uint32_t len = q_msg_bytes(m);
@@ -304,6 +331,8 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 
 	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
 		return -EPIPE;
+	if (len <= v->max_inline)
+		return send_inline(v, proc, m, len);
 	i = take_sbuf(v, proc);
 	if (i < 0)
 		return -EPIPE;
@@ -313,7 +342,7 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED | (len <= v->max_inline ? IBV_SEND_INLINE : 0);
+	wr.send_flags = IBV_SEND_SIGNALED;
 	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
 		pthread_mutex_lock(&v->slock);
 		v->sfree[v->nsfree++] = (uint32_t)i;

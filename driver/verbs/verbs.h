@@ -30,7 +30,8 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
-#define VB_SEND_BUFS 512  /* send buffers (every send is signaled: its completion frees it) */
+#define VB_SEND_BUFS 512  /* send buffers for messages too long to go inline (each send signaled) */
+#define VB_SIGNAL_EVERY 64 /* an inline send in this many asks for a completion */
 /* The poller's nap while others poll: each nap is a timer interrupt, which
  * costs the pollers' cores (under emulation, dearly). An engine that goes to
  * sleep cuts it short (link_idle()); a host waiter that stops polling hands
@@ -115,6 +116,7 @@ struct vb {
 	struct ibv_mr *rmr, *smr;
 	pthread_mutex_t slock; /* the free send buffers */
 	uint32_t *sfree, nsfree;
+	_Atomic uint32_t *inline_sent; /* by process: inline sends to it (every VB_SIGNAL_EVERY-th signaled) */
 	int32_t *sproc;        /* by send buffer: the process it went to */
 	struct vb_write writes[VB_WRITES];
 	uint32_t wfree[VB_WRITES], nwfree; /* free write slots, under slock */
