@@ -287,7 +287,7 @@ static void test_single_process(void **s)
 {
 	struct accdma_world_opts o;
 	accdma_world *w = NULL;
-	accdma_key k0, k1, kr;
+	accdma_key k0, k1, kr = 0; /* LTO cannot prove accdma_mem_register() sets it */
 	accdma_token t[2];
 	enum accdma_status st;
 	accdma_queue *q0 = NULL, *q1 = NULL;
