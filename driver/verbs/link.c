@@ -30,7 +30,7 @@
 
 /* wr_id: what a completion is for, in its low bits. */
 #define WR_WRITE 0u /* a write: its slot's index << 2 */
-#define WR_SEND 1u  /* a send buffer's index << 2; VB_SEND_BUFS + proc: an inline send */
+#define WR_SEND 1u  /* a send buffer's index << 2; VB_SEND_BUFS + proc: an inline send (its number << 32) */
 #define WR_RECV 2u  /* a receive buffer's index << 2 */
 #define WR_PART 3u  /* an unsignaled part of a write: completes only in error */
 
@@ -160,7 +160,7 @@ static int poll_cq_as(struct vb *v, int poller)
 	n = ibv_poll_cq(v->cq, 32, wc);
 	for (int k = 0; k < n; k++) {
 		uint64_t id = wc[k].wr_id;
-		uint32_t i = (uint32_t)(id >> 2);
+		uint32_t i = (uint32_t)(id >> 2) & 0x3fffffffu;
 
 		switch (id & 3) {
 		case WR_RECV:
@@ -171,8 +171,13 @@ static int poll_cq_as(struct vb *v, int poller)
 			break;
 		case WR_SEND:
 			if (i >= VB_SEND_BUFS) { /* inline: no buffer to give back */
+				if (i - VB_SEND_BUFS >= (uint32_t)v->nprocs)
+					break;
 				if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
 					vb_mark_lost(v, (int)(i - VB_SEND_BUFS), Q_DEV_LOST_DIED);
+				else /* in order on its queue pair: every earlier one is done too */
+					atomic_store_explicit(&v->inline_done[i - VB_SEND_BUFS], (uint32_t)(id >> 32) + 1,
+							      memory_order_release);
 				break;
 			}
 			if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
@@ -310,7 +315,15 @@ static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t l
 	struct ibv_send_wr wr = { 0 }, *bad;
 	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], 1, memory_order_relaxed);
 
-	wr.wr_id = ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
+	/* Room in the send queue: a receiver short of buffers holds our sends
+	 * back (RNR retries), and a post into a full queue would fail. */
+	while (n - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX) {
+		if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
+			return -EPIPE;
+		if (poll_cq(v) <= 0)
+			sched_yield();
+	}
+	wr.wr_id = ((uint64_t)n << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;

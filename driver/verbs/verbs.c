@@ -89,10 +89,12 @@ static int alloc_state(struct accdma_world *w, struct vb *v)
 	v->pings = calloc(n, sizeof(*v->pings));
 	v->proc_lost = calloc(n, sizeof(*v->proc_lost));
 	v->inline_sent = calloc(n, sizeof(*v->inline_sent));
+	v->inline_done = calloc(n, sizeof(*v->inline_done));
 	v->inbox = calloc(w->a.g.ndev, sizeof(*v->inbox));
 	v->rreg = calloc((size_t)w->a.g.ndev * Q_MAX_REGIONS, sizeof(*v->rreg));
 	v->lreg = calloc((size_t)v->L * Q_MAX_REGIONS, sizeof(*v->lreg));
-	if (!v->hellos || !v->qpns || !v->qp || !v->conns || !v->pings || !v->proc_lost || !v->inline_sent || !v->inbox ||
+	if (!v->hellos || !v->qpns || !v->qp || !v->conns || !v->pings || !v->proc_lost || !v->inline_sent || !v->inline_done ||
+	    !v->inbox ||
 	    !v->rreg || !v->lreg)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < w->a.g.ndev; d++)
@@ -124,6 +126,7 @@ static void verbs_close(struct accdma_world *w)
 	free((void *)v->pings);
 	free((void *)v->proc_lost);
 	free((void *)v->inline_sent);
+	free((void *)v->inline_done);
 	free(v->inbox);
 	free(v->rreg);
 	free(v->lreg);

@@ -32,6 +32,7 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
 #define VB_SEND_BUFS 512  /* send buffers for messages too long to go inline (each send signaled) */
 #define VB_SIGNAL_EVERY 64 /* an inline send in this many asks for a completion */
+#define VB_INLINE_MAX 256  /* inline sends to one process not yet known complete, at most */
 /* The poller's nap while others poll: each nap is a timer interrupt, which
  * costs the pollers' cores (under emulation, dearly). An engine that goes to
  * sleep cuts it short (link_idle()); a host waiter that stops polling hands
@@ -40,8 +41,8 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
 #define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
 #define VB_WRITES 32               /* writes in flight in a process, at most */
-/* sends, plus every write in flight (VB_CHUNKS requests each) */
-#define VB_SQ_DEPTH (VB_SEND_BUFS + VB_WRITES * VB_CHUNKS)
+/* sends, inline and buffered, plus every write in flight (VB_CHUNKS requests each) */
+#define VB_SQ_DEPTH (VB_INLINE_MAX + VB_SEND_BUFS + VB_WRITES * VB_CHUNKS)
 
 /** struct vb_hello - what a process tells the others at join (crosses hosts). */
 struct vb_hello {
@@ -117,6 +118,7 @@ struct vb {
 	pthread_mutex_t slock; /* the free send buffers */
 	uint32_t *sfree, nsfree;
 	_Atomic uint32_t *inline_sent; /* by process: inline sends to it (every VB_SIGNAL_EVERY-th signaled) */
+	_Atomic uint32_t *inline_done; /* by process: those known complete (up to its last signaled one) */
 	int32_t *sproc;        /* by send buffer: the process it went to */
 	struct vb_write writes[VB_WRITES];
 	uint32_t wfree[VB_WRITES], nwfree; /* free write slots, under slock */
