@@ -285,6 +285,17 @@ static void *poller_main(void *arg)
 	return NULL;
 }
 
+/* No room for a send to @proc yet: poll the completion queue once for the
+ * completions that make some. Return: 0, or -1 if stopping or @proc is gone. */
+static int await_room(struct vb *v, int proc)
+{
+	if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
+		return -1;
+	if (poll_cq(v) <= 0)
+		sched_yield();
+	return 0;
+}
+
 /* A free send buffer, polling for one if none is free. Return: its index, or -1 if stopping. */
 static int take_sbuf(struct vb *v, int proc)
 {
@@ -298,10 +309,8 @@ static int take_sbuf(struct vb *v, int proc)
 			return (int)i;
 		}
 		pthread_mutex_unlock(&v->slock);
-		if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
+		if (await_room(v, proc))
 			return -1;
-		if (poll_cq(v) <= 0)
-			sched_yield();
 	}
 }
 
@@ -317,12 +326,9 @@ static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t l
 
 	/* Room in the send queue: a receiver short of buffers holds our sends
 	 * back (RNR retries), and a post into a full queue would fail. */
-	while (n - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX) {
-		if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
+	while (n - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX)
+		if (await_room(v, proc))
 			return -EPIPE;
-		if (poll_cq(v) <= 0)
-			sched_yield();
-	}
 	wr.wr_id = ((uint64_t)n << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
