@@ -60,15 +60,23 @@ struct fw_queue {
  * struct fw_split - a large copy being shared by the device's engines.
  * @next: (generation, chunk count, next chunk) in one word. @done: chunks copied.
  * @busy: one job at a time per device; an engine that finds it busy copies alone.
+ * @err: the first chunk's failure (-errno), 0 if none.
+ * @dst/@src: a copy in this process's memory, or, with @pid set, @dst is the
+ * local side of a cross-memory attach to @remote in process @pid
+ * (@to_remote: which way).
  */
 struct fw_split {
 	_Atomic uint64_t next;
 	_Atomic uint64_t done;
 	_Atomic uint32_t busy;
+	_Atomic int32_t err;
 	uint64_t gen;
 	char *dst;
 	const char *src;
 	uint64_t len;
+	int32_t pid;
+	int to_remote;
+	uint64_t remote;
 };
 
 struct fw_device;
@@ -228,6 +236,7 @@ void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_qu
 
 /* split.c */
 int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
+int fw_copy_vm(struct fw_device *fd, int32_t pid, void *local, uint64_t remote, uint64_t len, int to_remote);
 int fw_split_help(struct fw_device *fd);
 
 /**

@@ -92,7 +92,7 @@ enum accdma_status fw_peer_range(const struct fw_device *fd, uint32_t dev, uint3
 /* Cross-memory attach to another process's registered range. Its address
  * comes from shared memory, its pid from the kernel (SO_PEERCRED): a range
  * that lies reaches only that process's memory, and fails its op. */
-static enum accdma_status cma_move(const struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
+static enum accdma_status cma_move(struct fw_device *fd, uint32_t dev, uint32_t key, uint64_t off,
 				   uint64_t rlen, void *local, uint64_t len, int to_peer)
 {
 	static Q_ATOMIC(uint32_t) said;
@@ -102,7 +102,7 @@ static enum accdma_status cma_move(const struct fw_device *fd, uint32_t dev, uin
 
 	if (dma_resolve_cma(fd->space, fd->w, dev, key, off, rlen, &raddr, &pid) != ACCDMA_OK)
 		return ACCDMA_ST_PEER_ERROR;
-	rc = os_vm_copy(pid, local, raddr, len, to_peer);
+	rc = fw_copy_vm(fd, pid, local, raddr, len, to_peer);
 	if (!rc)
 		return ACCDMA_OK;
 	if (rc == -ESRCH)

@@ -8,8 +8,11 @@
  * memory), both ways and mixed with device memory; a one-sided write into
  * a peer's registered memory; a registered range unmapped under a waiting
  * send (the recv fails PEER_ERROR, both processes go on); a sender that dies
- * with its send waiting (the recv completes PEER_LOST). The test runs itself
- * again as the ranks (--shm-child).
+ * with its send waiting (the recv completes PEER_LOST). With two engines a
+ * device shares each copy of 4 MiB or more between them (split.c): the
+ * same round trips, and a send whose last MiB is unmapped under it (the
+ * chunk that fails fails the transfer, whichever engine copied it). The
+ * test runs itself again as the ranks (--shm-child).
  */
 #include <sys/mman.h>
 
@@ -104,6 +107,8 @@ static int shm_child(int rank, int n, int port, int arg)
 	sc_rank = rank;
 	sc_opts(&o, rank, n, port, 20000);
 	o.mem_size = 2 * BIG + (1u << 20);
+	if (arg == 3)
+		o.engines = 2;
 	rc = accdma_world_open(&o, &w);
 	SC_CHECK(rc == 0 && w, "accdma_world_open = %d", rc);
 	SC_CHECK(accdma_queue_get(w, rank, 0, &q) == 0, "queue_get");
@@ -114,7 +119,27 @@ static int shm_child(int rank, int n, int port, int arg)
 	sp = reg_pages(w, rank, BIG, &sk);
 	rp = reg_pages(w, rank, BIG, &rk);
 
-	if (arg == 0) {
+	if (arg == 3) {
+		round_trip(w, q, rank, sk, sp, rk, rp, BIG, 30); /* registered both sides */
+		round_trip(w, q, rank, dk, dp, rk, rp, BIG, 31); /* device -> registered */
+		round_trip(w, q, rank, sk, sp, dk, dp, BIG, 32); /* registered -> device */
+		if (rank == 0) {
+			fill(sp, BIG, 8);
+			SC_CHECK(accdma_send(q, 1, 12, sk, 0, BIG, NULL, 0, &t) == 0, "send");
+			munmap(sp + BIG - (1u << 20), 1u << 20);
+			talk(w, q, rank, 0, ck, cp, 1);
+			st = sc_wait(w, t);
+			SC_CHECK(st == ACCDMA_ST_PEER_ERROR, "send with its last MiB unmapped: %s",
+				 accdma_status_str(st));
+		} else {
+			talk(w, q, rank, 0, ck, cp, 0);
+			SC_CHECK(accdma_recv(q, 0, 12, rk, 0, BIG, NULL, 0, &t) == 0, "recv");
+			st = sc_wait(w, t);
+			SC_CHECK(st == ACCDMA_ST_PEER_ERROR, "recv from a partly unmapped send: %s",
+				 accdma_status_str(st));
+		}
+		round_trip(w, q, rank, dk, dp, rk, rp, BIG, 33); /* both go on */
+	} else if (arg == 0) {
 		static const uint64_t lens[] = { 64, 1500, 4096, 1u << 20, BIG };
 
 		for (int i = 0; i < 5; i++) {
@@ -215,6 +240,12 @@ static void test_sender_dies(void **state)
 	run(2);
 }
 
+static void test_two_engines_split(void **state)
+{
+	(void)state;
+	run(3);
+}
+
 int main(int argc, char **argv)
 {
 	struct th_cases t = { 0 };
@@ -224,5 +255,6 @@ int main(int argc, char **argv)
 	th_case(&t, test_registered_both_sides, NULL, "test_registered_both_sides");
 	th_case(&t, test_unmapped_under_send, NULL, "test_unmapped_under_send");
 	th_case(&t, test_sender_dies, NULL, "test_sender_dies");
+	th_case(&t, test_two_engines_split, NULL, "test_two_engines_split");
 	return th_run_cases("test_shm_register", &t, NULL, NULL);
 }

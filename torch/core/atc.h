@@ -68,6 +68,7 @@ struct atc_world {
 	int nregs, capregs;
 	uint32_t next_gid;
 	int port_fd;
+	int engines;
 };
 
 /**

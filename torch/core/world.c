@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,21 @@ int atc_pick_port(int *fd)
 	return ntohs(sa.sin_port);
 }
 
+/* Engines per device when ACCDMA_ENGINES does not say: two where this
+ * process may run on two CPUs or more, as under torchrun. A second engine
+ * copies half of every transfer of 4 MiB or more (the library's split
+ * copies, cross-memory attach included), which one core's copy leaves to
+ * spare; a process bound to one CPU (accdma-run's default) gains nothing
+ * from it. */
+static int default_engines(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set) >= 2 ? 2 : 1;
+}
+
 int atc_world_open(int dev, int ndev, int port, int port_fd, struct atc_world **out, char *err,
 		   size_t errlen)
 {
@@ -63,6 +79,8 @@ int atc_world_open(int dev, int ndev, int port, int port_fd, struct atc_world **
 	o.master_port = port;
 	if (!getenv("ACCDMA_QUEUE_DEPTH"))
 		o.queue_depth = 1024; /* a ring collective on 64 ranks posts ~320 ops */
+	if (!getenv("ACCDMA_ENGINES"))
+		o.engines = default_engines();
 	aw = calloc(1, sizeof(*aw));
 	if (!aw)
 		return -ENOMEM;
@@ -84,6 +102,7 @@ int atc_world_open(int dev, int ndev, int port, int port_fd, struct atc_world **
 	aw->ndev = ndev;
 	aw->next_gid = 1;
 	aw->port_fd = port_fd;
+	aw->engines = o.engines;
 	*out = aw;
 	return 0;
 }

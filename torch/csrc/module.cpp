@@ -51,7 +51,11 @@ PYBIND11_MODULE(_C, m) {
                              })
       .def_property_readonly("world_device", [](accdma_torch::ProcessGroupAccdma& pg) {
         return pg.group()->aw->dev;
-      });
+      })
+      .def_property_readonly(
+          "engines", [](accdma_torch::ProcessGroupAccdma& pg) { return pg.group()->aw->engines; },
+          "Engine threads of this process's device (ACCDMA_ENGINES, else 2 where the "
+          "process may run on two CPUs, 1 where it is bound to one).");
   m.def(
       "create",
       [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,

@@ -90,3 +90,23 @@ def test_registered_off(accdma_run):
     res = accdma_run(2, "register", env={"ACCDMA_TORCH_REGISTER": "0"})
     c = res.of("counts")
     assert c[0]["registered_recvs"] == 0 and c[1]["registered_sends"] == 0
+
+
+def test_engines_bound_rank(accdma_run):
+    """accdma-run binds each rank to a CPU: one engine, unless ACCDMA_ENGINES says."""
+    res = accdma_run(2, "engines")
+    assert res.of("cpus") == {0: 1, 1: 1}
+    assert res.of("engines") == {0: 1, 1: 1}
+    assert res.of("registered_recvs") == {0: 2, 1: 2}
+    res = accdma_run(2, "engines", env={"ACCDMA_ENGINES": "2"})
+    assert res.of("engines") == {0: 2, 1: 2}
+    assert res.of("done") == {0: "engines", 1: "engines"}
+
+
+def test_engines_unbound(spawn_store):
+    """A process free to use two CPUs or more (as under torchrun) gets two engines."""
+    res = spawn_store(2, "engines")
+    want = {r: 2 if c >= 2 else 1 for r, c in res.of("cpus").items()}
+    assert res.of("engines") == want
+    assert res.of("registered_recvs") == {0: 2, 1: 2}
+    assert res.of("done") == {0: "engines", 1: "engines"}

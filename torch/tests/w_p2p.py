@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Point-to-point scenarios: data, dtypes, tags, irecv, batch, dropped works, device memory."""
+import os
 import threading
 import time
 
@@ -172,3 +173,25 @@ def sc_p2p():
         report("short_recv", msg)
     dist.barrier()
     report("done", "p2p")
+
+
+def sc_engines():
+    """The device's engine count, and 16 MiB ordinary tensors both ways
+    (registered: with two engines each copy is shared between them)."""
+    r, n = init()
+    pg = dist.distributed_c10d._get_default_group()
+    report("engines", pg.engines)
+    report("cpus", len(os.sched_getaffinity(0)))
+    peer = 1 - r
+    big = 4 << 20  # 16 MiB of float32
+    pg.send_direct = True
+    for k in range(4):
+        want = torch.arange(big, dtype=torch.float32) * (k + 1) + r
+        if k % 2 == r:
+            dist.send(want, peer)
+        else:
+            t = torch.zeros(big)
+            dist.recv(t, peer)
+            assert torch.equal(t, torch.arange(big, dtype=torch.float32) * (k + 1) + peer), k
+    report("registered_recvs", pg.copy_counts()["registered_recvs"])
+    report("done", "engines")
