@@ -370,7 +370,10 @@ int accdma_stall_report(accdma_world *w, void *out)
 
 /**
  * drv_log_timeout() - a wait on @t timed out after @ms: with log_level >= 1,
- * name the stuck op and any wait-for cycle on stderr.
+ * name the stuck op and any wait-for cycle on stderr. Not for a wait shorter
+ * than DRV_LOG_TIMEOUT_MIN_MS: that is a caller polling with a deadline of
+ * its own (a progress loop, a grace period), and a line per look would bury
+ * the ops that really are stuck.
  * @w: the world. @t: the token waited for. @ms: how long.
  */
 void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
@@ -379,7 +382,7 @@ void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms)
 	char line[512];
 	int cycle[16], len;
 
-	if (w->opts.log_level < 1 || accdma_op_info(w, t, &info))
+	if (w->opts.log_level < 1 || ms < DRV_LOG_TIMEOUT_MIN_MS || accdma_op_info(w, t, &info))
 		return;
 	accdma_op_describe(&info, line, sizeof(line));
 	fprintf(stderr, "accdma: wait timed out after %lld ms: %s\n", (long long)ms, line);

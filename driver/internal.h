@@ -205,6 +205,8 @@ uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t);
 int drv_token_cpl(struct accdma_world *w, accdma_token t, struct q_queue_sh **qs, struct q_cpl **c);
 
 /* diag.c */
+/* Shortest timed-out wait that is described on stderr (accdma_wait()). */
+#define DRV_LOG_TIMEOUT_MIN_MS 1000
 void drv_log_timeout(struct accdma_world *w, accdma_token t, int64_t ms);
 
 /* mailbox.c */

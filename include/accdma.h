@@ -599,7 +599,8 @@ int accdma_permute(accdma_queue *queue, const struct accdma_pair *pairs, int num
  * @status: if not NULL, the op's final status.
  *
  * Return: 0 (the token is consumed); -ETIMEDOUT (the token stays valid; with
- * log_level >= 1 the stuck op is described on stderr); -EBADF; -EINVAL for a
+ * log_level >= 1 and a timeout of 1000 ms or more the stuck op is described
+ * on stderr: a shorter wait is taken for a poll); -EBADF; -EINVAL for a
  * malformed token; -ESTALE for a token already consumed, never issued, or
  * issued by another world; -ESHUTDOWN if another thread closed the world
  * while this call waited (the token is gone with the world).

@@ -6,13 +6,18 @@
  * error under UBSan); accdma_wait_all() given one token twice (-EINVAL
  * before anything is consumed, where it consumed it and failed -ESTALE); a
  * token of one world handed to another of the same shape (-ESTALE, where it
- * named the other world's op); and accdma_wait_bytes(), the bytes an op
- * moved, which were lost with its consumed token.
+ * named the other world's op); accdma_wait_bytes(), the bytes an op
+ * moved, which were lost with its consumed token; and a wait that times out
+ * described on stderr only when it waited a second or more (a short one is
+ * a poll: a grace-period loop printed a line per look).
  */
 #include "helpers/th.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define PAGE 4096
 
@@ -236,6 +241,53 @@ static void test_wait_bytes(void **state)
 	run_wait_bytes(*(const int *)*state);
 }
 
+/* Wait @ms on @t, which never completes, with stderr caught: what was said. */
+static void timed_out_wait_says(accdma_world *w, accdma_token t, int64_t ms, char *out, size_t len)
+{
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	size_t n;
+
+	assert_non_null(f);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(f), 2) == 2);
+	assert_int_equal(accdma_wait(w, t, ms, NULL), -ETIMEDOUT);
+	fflush(stderr);
+	assert_true(dup2(saved, 2) == 2);
+	close(saved);
+	rewind(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	fclose(f);
+}
+
+static void test_short_timeout_quiet(void **state)
+{
+	struct accdma_world_opts o;
+	accdma_world *w;
+	accdma_key k;
+	accdma_token r;
+	char said[2048];
+
+	(void)state;
+	th_opts(&o, 2);
+	o.log_level = 1;
+	w = th_open_opts(&o);
+	k = th_alloc(w, 1, 4096, NULL);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 9, k, 0, 64, NULL, 0, &r), 0);
+	timed_out_wait_says(w, r, 5, said, sizeof(said));
+	assert_string_equal(said, "");
+	timed_out_wait_says(w, r, 999, said, sizeof(said));
+	assert_string_equal(said, "");
+	timed_out_wait_says(w, r, 1000, said, sizeof(said));
+	assert_non_null(strstr(said, "accdma: wait timed out after 1000 ms: "));
+	assert_non_null(strstr(said, "recv"));
+	assert_int_equal(accdma_cancel(w, r), 0);
+	assert_int_equal(accdma_wait(w, r, TH_HANG_MS, NULL), 0);
+	th_close(w);
+}
+
 int main(void)
 {
 	static const int engines[] = { 1, 0 };
@@ -245,6 +297,7 @@ int main(void)
 	th_case(&cases, test_pending_no_room, NULL, "test_pending_no_room");
 	th_case(&cases, test_wait_all_duplicates, NULL, "test_wait_all_duplicates");
 	th_case(&cases, test_token_of_other_world, NULL, "test_token_of_other_world");
+	th_case(&cases, test_short_timeout_quiet, NULL, "test_short_timeout_quiet");
 	for (int i = 0; i < 2; i++)
 		th_case(&cases, test_wait_bytes, (void *)&engines[i], "test_wait_bytes/%d engines",
 			engines[i]);
