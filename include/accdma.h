@@ -122,7 +122,7 @@ typedef int (*accdma_exec_fn)(void *arg);
  * @mem_size:    device memory capacity per device, in bytes.
  * @numa_map:    NULL (devices round-robin over NUMA nodes) or num_devices node ids.
  * @timeout_ms:  default wait timeout, used when a wait passes ACCDMA_TIMEOUT_DEFAULT.
- * @log_level:   0 silent, 1 warnings (a timed-out wait names its op on stderr), 2 debug.
+ * @log_level:   0 silent, 1 warnings (a wait of 1 s or more that times out names its op on stderr), 2 debug.
  * @rank:        shm: this process's first device (-1: from RANK/OMPI_COMM_WORLD_RANK/PMI_RANK).
  * @local_devices: shm: devices this process drives (default 1).
  * @master_addr, @master_port: shm: rendezvous address (from MASTER_ADDR/MASTER_PORT).
