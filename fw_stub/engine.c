@@ -288,6 +288,7 @@ void fw_device_stop(struct fw_device *fd)
 		os_thread_join(&fd->engines[e].thread);
 	}
 	fw_eager_fini(fd);
+	fw_stage_fini(fd);
 	fw_peer_fini(fd);
 	for (uint32_t q = 0; fd->queues && q < fd->w->g.nq; q++) {
 		os_free(fd->queues[q].ops);
@@ -329,6 +330,8 @@ int fw_device_start(const struct q_arena *w, const struct dma_space *space, uint
 	rc = fw_eager_init(fd);
 	if (!rc)
 		rc = fw_peer_init(fd);
+	if (!rc)
+		rc = fw_stage_init(fd);
 	if (rc)
 		goto fail;
 	rc = -ENOMEM;

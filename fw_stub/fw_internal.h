@@ -140,6 +140,35 @@ struct fw_engine {
 	uint32_t nqueues;
 };
 
+/**
+ * struct fw_stage_tx - this device's staging slots at one far receiver (stage.c).
+ * @busy: slots written and not yet given back (under fd->eager_tx_lock).
+ * @freed: slots the receiver gave back (in finishes), not yet taken out of @busy.
+ */
+struct fw_stage_tx {
+	uint64_t busy;
+	_Atomic uint64_t freed;
+};
+
+/** struct fw_stage_msg - a staged message our table had no room for yet. */
+struct fw_stage_msg {
+	uint64_t tag, seq, length;
+	uint32_t slot, gen;
+	uint16_t queue;
+};
+
+/**
+ * struct fw_stage_rx - one far sender's staging slots at this device (stage.c).
+ * @busy: slots holding a message not yet delivered.
+ * @unfiled: slots whose message our table had no room for yet (inbox holder only).
+ * @msg: each slot's message, as it came.
+ */
+struct fw_stage_rx {
+	_Atomic uint64_t busy;
+	uint64_t unfiled;
+	struct fw_stage_msg msg[Q_STAGE_SLOTS_MAX];
+};
+
 /** struct fw_device - a booted device. */
 struct fw_device {
 	const struct q_arena *w;
@@ -164,6 +193,10 @@ struct fw_device {
 	uint32_t near_lo, near_n;
 	_Atomic int inbox_lock; /* one thread at a time takes the link's messages for this device */
 	uint32_t eager_max;  /* largest eager message, read once and checked there too */
+	struct fw_stage_tx *stage_tx; /* by far receiver (NULL: no staging) */
+	struct fw_stage_rx *stage_rx; /* by far sender */
+	uint32_t stage_slots;         /* slots per pair: q_stage_slots() */
+	uint32_t stage_unfiled;       /* senders with unfiled slots (inbox holder only) */
 	uint64_t *any_seqs;  /* any.c: each source's next recv number on the tag being resolved */
 	uint32_t any_next;   /* any.c: the source an any-source recv looks at first */
 	_Atomic int any_lock; /* any.c: any_seqs, when several engines share the device */

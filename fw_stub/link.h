@@ -37,6 +37,15 @@ struct fw_link;
  * @idle: (optional) an engine that polled the link (through @recv) is going
  *        to sleep: whatever watches the link while nobody polls it must take
  *        over now, not when it next looks.
+ * @stage: (optional, with @staged) write @len bytes from @src into staging
+ *        slot @slot that far device @m->dst keeps for our device @m->src
+ *        (fw_stub/stage.c), then send @m behind it, in one post where the
+ *        link can; @m arrives only after the data, and @src stays untouched
+ *        until @m's answer comes back. Return: ACCDMA_OK (posted),
+ *        ACCDMA_ST_NOT_ATTEMPTED (no room, or the receiver's slots not known
+ *        yet: nothing sent), ACCDMA_ST_PEER_LOST or ACCDMA_ST_DMA_ERROR.
+ * @staged: where staging slot @slot that our device @dev keeps for far
+ *        device @src lies in this process (Q_STAGE_BYTES), or NULL.
  */
 struct fw_link_ops {
 	int (*send)(struct fw_link *l, const struct q_msg *m);
@@ -45,6 +54,9 @@ struct fw_link_ops {
 				    const void *src, uint64_t *req);
 	int (*write_done)(struct fw_link *l, uint64_t req, enum accdma_status *st);
 	void (*idle)(struct fw_link *l);
+	enum accdma_status (*stage)(struct fw_link *l, uint32_t slot, const void *src, uint64_t len,
+				    const struct q_msg *m);
+	void *(*staged)(struct fw_link *l, uint32_t dev, uint32_t src, uint32_t slot);
 };
 
 /**

@@ -101,6 +101,10 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
  * waiting before the message leaves, since the finish may come at once. */
 static enum fw_arrive far_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
+	int staged = fw_stage_send(fd, q, op); /* a medium send goes in one post, if it may */
+
+	if (staged >= 0)
+		return staged ? FW_ARRIVE_DONE : FW_ARRIVE_WAIT;
 	op->state = FW_OP_PEER;
 	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 	if (!fw_far_announce(fd, q, op))
@@ -163,6 +167,15 @@ enum fw_arrive fw_match_arrive(struct fw_device *fd, struct fw_queue *q, struct 
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_ERROR, 0);
 		return FW_ARRIVE_DONE;
 	}
+	if (op->d.kind == ACCDMA_OP_RECV && mate.side == ACCDMA_OP_SEND && mate.staged &&
+	    !fw_peer_near(fd, (uint32_t)mate.dev)) {
+		/* A far send staged in our slot: copy it out, and finish the send. */
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
+		st = fw_stage_take(fd, &mate, op->addr, op->d.length, &bytes);
+		fw_peer_complete(fd, &mate, st, bytes);
+		fw_complete_own(fd, q, op, st, bytes);
+		return FW_ARRIVE_DONE;
+	}
 	if (mate.side == op->d.kind) {
 		/* Two sends (or recvs) with one sequence number: a corrupt ring. */
 		st = ACCDMA_ST_PEER_ERROR;
@@ -220,9 +233,9 @@ void fw_match_fail(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, e
 		mate = *e;
 		fw_rdv_remove(&home, e);
 		fw_rdv_unlock(&home);
+		fw_stage_drop(fd, &mate); /* the finish below gives its slot back */
 		if (!mate.failed && mate.side != op->d.kind && mate_valid(fd, op, &mate))
-			fw_peer_complete(fd, &mate,
-					    ACCDMA_ST_PEER_ERROR, 0);
+			fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
 	e = fw_rdv_insert(&home, src, op->d.tag, op->d.seq);

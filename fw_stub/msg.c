@@ -8,8 +8,10 @@
  * the recv; its finish completes the recv (soft-RoCE writes much faster
  * than it reads, and the sender can keep many writes in flight). So
  * the steps match.c takes for a near sender run here on the sender's
- * behalf, on our own table. Every field of a message is checked before use:
- * a peer that sends garbage fails its own ops, never ours.
+ * behalf, on our own table. A medium send comes staged in a slot we keep
+ * for its sender (stage.c), and is filed in the table the same way. Every
+ * field of a message is checked before use: a peer that sends garbage
+ * fails its own ops, never ours.
  */
 
 #include "fw_stub/eager_ring.h"
@@ -172,9 +174,112 @@ static void serve_rts(struct fw_device *fd, const struct q_msg *m)
 	/* A failed recv's marker, a withdrawn one, or a second send with this
 	 * sequence number (a corrupt peer): the send fails; so does a send
 	 * that was waiting under that number. */
+	fw_stage_drop(fd, &mate);
 	if (!mate.failed && mate.side == ACCDMA_OP_SEND && fw_peer_op_posted(fd, mate.dev, mate.queue, mate.slot))
 		fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
 	finish(fd, m->src, m->queue, m->slot, m->gen, ACCDMA_ST_PEER_ERROR, 0);
+}
+
+/* File the send staged in slot @slot from @src (stage.c) in our table: it
+ * meets its waiting recv, which gets the data now, or waits for it. Its
+ * finish, whatever the outcome, gives the slot back.
+ * Return: 0 if the table had no room (filed again at a later poll). */
+static int file_staged(struct fw_device *fd, uint32_t src, uint32_t slot)
+{
+	const struct fw_stage_msg *sm = &fd->stage_rx[src].msg[slot];
+	const struct q_rdv send = { .side = ACCDMA_OP_SEND, .src = (int32_t)src, .dev = (int32_t)src,
+				    .tag = sm->tag, .seq = sm->seq, .length = sm->length, .queue = sm->queue,
+				    .slot = sm->slot, .gen = sm->gen, .staged = (uint16_t)(slot + 1) };
+	enum accdma_status st;
+	struct fw_rdv home;
+	struct q_rdv *e, mate;
+	uint64_t bytes = 0;
+	void *dst = NULL;
+
+	fw_peer_rdv(fd, fd->id, &home);
+	if (fw_rdv_lock(fd, &home))
+		return 1; /* stopping: the sender sees this device lost */
+	e = fw_rdv_find(&home, send.src, send.tag, send.seq);
+	if (!e) {
+		e = fw_rdv_insert(&home, send.src, send.tag, send.seq);
+		if (e) {
+			fw_rdv_set_side(&home, e, ACCDMA_OP_SEND);
+			e->length = send.length;
+			e->dev = send.dev;
+			e->queue = send.queue;
+			e->slot = send.slot;
+			e->gen = send.gen;
+			e->staged = send.staged;
+		}
+		fw_rdv_unlock(&home);
+		if (e)
+			fw_direct_kick(fd, fd->id); /* a parked recv looks in the table now */
+		return e != NULL;
+	}
+	mate = *e;
+	fw_rdv_remove(&home, e);
+	fw_rdv_unlock(&home);
+	if (our_recv(fd, &mate)) {
+		if (dma_resolve(fd->space, fd->w, fd->id, mate.key, mate.offset, mate.length, 1, &dst) == ACCDMA_OK) {
+			st = fw_stage_take(fd, &send, dst, mate.length, &bytes);
+		} else {
+			st = ACCDMA_ST_PEER_ERROR; /* the recv's region went away meanwhile */
+			fw_stage_release(fd, src, slot);
+		}
+		fw_direct_complete(fd, fd->id, mate.queue, mate.slot, st, bytes);
+		fw_far_complete(fd, &send, st, bytes);
+		return 1;
+	}
+	/* As for a ready-to-send (serve_rts()): the send fails, and so does a
+	 * send that waited under its number. */
+	fw_stage_drop(fd, &mate);
+	if (!mate.failed && mate.side == ACCDMA_OP_SEND && fw_peer_op_posted(fd, mate.dev, mate.queue, mate.slot))
+		fw_peer_complete(fd, &mate, ACCDMA_ST_PEER_ERROR, 0);
+	fw_stage_release(fd, src, slot);
+	fw_far_complete(fd, &send, ACCDMA_ST_PEER_ERROR, 0);
+	return 1;
+}
+
+/* A medium send staged in our slot for it: filed, or kept for a later poll
+ * if the table is full. A slot named twice before we freed it, or out of
+ * range, is a sender gone wrong: dropped (its recv waits for its timeout). */
+static void serve_staged(struct fw_device *fd, const struct q_msg *m)
+{
+	uint32_t src = (uint32_t)m->src, slot = m->pos;
+	struct fw_stage_rx *rx;
+	uint64_t bit;
+
+	if (!fd->stage_slots || slot >= fd->stage_slots || !m->length || m->length > Q_STAGE_BYTES)
+		return;
+	rx = &fd->stage_rx[src];
+	bit = 1ull << slot;
+	if (m->queue >= fd->w->g.nq || m->slot >= fd->w->g.depth || (os_fetch_or(&rx->busy, bit, OS_ACQUIRE) & bit))
+		return;
+	rx->msg[slot] = (struct fw_stage_msg){ .tag = m->tag, .seq = m->seq, .length = m->length,
+					       .queue = (uint16_t)m->queue, .slot = m->slot, .gen = m->gen };
+	if (file_staged(fd, src, slot))
+		return;
+	if (!rx->unfiled)
+		fd->stage_unfiled++;
+	rx->unfiled |= bit;
+}
+
+/* File the staged sends our table had no room for, while it has. */
+static void file_unfiled(struct fw_device *fd)
+{
+	for (uint32_t src = 0; src < fd->w->g.ndev && fd->stage_unfiled; src++) {
+		struct fw_stage_rx *rx = &fd->stage_rx[src];
+
+		while (rx->unfiled) {
+			uint32_t slot = (uint32_t)__builtin_ctzll(rx->unfiled);
+
+			if (!file_staged(fd, src, slot))
+				return;
+			rx->unfiled &= rx->unfiled - 1;
+			if (!rx->unfiled)
+				fd->stage_unfiled--;
+		}
+	}
 }
 
 /* A far send failed before it was announced: its recv fails, now or when it comes. */
@@ -193,6 +298,8 @@ static void serve_sfail(struct fw_device *fd, const struct q_msg *m)
 		fw_rdv_unlock(&home);
 		if (our_recv(fd, &mate))
 			fw_direct_complete(fd, fd->id, mate.queue, mate.slot, ACCDMA_ST_PEER_ERROR, 0);
+		else
+			fw_stage_drop(fd, &mate); /* a corrupt peer's second send under the number */
 		return;
 	}
 	e = fw_rdv_insert(&home, m->src, m->tag, m->seq);
@@ -212,8 +319,7 @@ static void serve_sfail(struct fw_device *fd, const struct q_msg *m)
 static void serve_withdraw(struct fw_device *fd, const struct q_msg *m)
 {
 	struct fw_rdv home;
-	struct q_rdv *e;
-	int taken = 0;
+	struct q_rdv *e, op = { 0 };
 
 	fw_peer_rdv(fd, fd->id, &home);
 	if (fw_rdv_lock(fd, &home))
@@ -221,12 +327,15 @@ static void serve_withdraw(struct fw_device *fd, const struct q_msg *m)
 	e = fw_rdv_find(&home, m->src, m->tag, m->seq);
 	if (e && !e->failed && e->side == ACCDMA_OP_SEND && e->dev == m->src && e->queue == m->queue &&
 	    e->slot == m->slot && e->gen == m->gen) {
+		op = *e;
 		e->failed = (uint16_t)failure_of(m->status);
-		taken = 1;
+		e->staged = 0; /* a marker holds no data: the slot goes back with the finish */
 	}
 	fw_rdv_unlock(&home);
-	if (taken)
-		finish(fd, m->src, m->queue, m->slot, m->gen, failure_of(m->status), 0);
+	if (op.used) {
+		fw_stage_drop(fd, &op);
+		fw_far_complete(fd, &op, failure_of(m->status), 0);
+	}
 }
 
 /* Our op (@m->queue, @m->slot) that waited for a far partner is finished by
@@ -236,6 +345,8 @@ static void serve_fin(struct fw_device *fd, const struct q_msg *m)
 	const struct q_arena *w = fd->w;
 	struct q_cpl *c;
 
+	if (m->pos && fd->stage_slots)
+		fw_stage_unstaged(fd, (uint32_t)m->src, m->pos - 1); /* the slot our staged send used */
 	if (m->queue >= w->g.nq || m->slot >= w->g.depth || m->status >= ACCDMA_ST__COUNT)
 		return;
 	c = &q_cpls(w, fd->id, m->queue)[m->slot];
@@ -310,6 +421,9 @@ void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
 	case Q_MSG_CTS:
 		serve_cts(fd, m);
 		break;
+	case Q_MSG_STAGED:
+		serve_staged(fd, m);
+		break;
 	default:
 		break;
 	}
@@ -322,6 +436,8 @@ int fw_peer_poll(struct fw_device *fd)
 
 	if (!fd->link || os_exchange(&fd->inbox_lock, 1, OS_ACQUIRE))
 		return 0;
+	if (fd->stage_unfiled)
+		file_unfiled(fd);
 	while (n < FW_POLL_BATCH && fd->link->ops->recv(fd->link, fd->id, &m)) {
 		fw_msg_serve(fd, &m);
 		n++;

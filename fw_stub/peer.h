@@ -138,6 +138,7 @@ static inline int fw_peer_near(const struct fw_device *fd, uint32_t dev)
 }
 
 /* peer_far.c: the far side of each call above, and what only a far receiver needs. */
+void fw_far_msg_init(struct q_msg *m, const struct fw_device *fd, uint32_t dst, uint16_t type);
 int fw_far_polled(const struct fw_device *fd, uint32_t dev);
 int fw_far_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
 void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st, uint64_t bytes);
@@ -200,6 +201,16 @@ int fw_far_write_start(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
  * Return: 1 if @op completed, 0 if the write is still in flight.
  */
 int fw_far_write_finish(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+
+/* stage.c: medium sends staged in slots their far receiver keeps. */
+int fw_stage_init(struct fw_device *fd);
+void fw_stage_fini(struct fw_device *fd);
+int fw_stage_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op);
+void fw_stage_unstaged(struct fw_device *fd, uint32_t dst, uint32_t slot);
+void fw_stage_release(struct fw_device *fd, uint32_t src, uint32_t slot);
+enum accdma_status fw_stage_take(struct fw_device *fd, const struct q_rdv *send, void *dst, uint64_t cap,
+				 uint64_t *bytes);
+int fw_stage_drop(struct fw_device *fd, const struct q_rdv *e);
 
 /* msg.c */
 /**

@@ -16,7 +16,7 @@ static int link_send(const struct fw_device *fd, const struct q_msg *m)
 
 /* A message header from @fd to @dst. Every message carries our consumed
  * mark of @dst's ring to us: its credit, for free on reverse traffic. */
-static void msg_init(struct q_msg *m, const struct fw_device *fd, uint32_t dst, uint16_t type)
+void fw_far_msg_init(struct q_msg *m, const struct fw_device *fd, uint32_t dst, uint16_t type)
 {
 	memset(m, 0, Q_MSG_HEAD_BYTES);
 	m->type = type;
@@ -45,7 +45,7 @@ void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum ac
 {
 	struct q_msg m;
 
-	msg_init(&m, fd, (uint32_t)op->dev, Q_MSG_FIN);
+	fw_far_msg_init(&m, fd, (uint32_t)op->dev, Q_MSG_FIN);
 	m.status = (uint16_t)st;
 	m.queue = op->queue;
 	m.slot = op->slot;
@@ -53,6 +53,7 @@ void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum ac
 	m.length = bytes;
 	m.tag = op->tag;
 	m.seq = op->seq;
+	m.pos = op->staged; /* a staged send's slot, given back */
 	(void)link_send(fd, &m); /* a peer gone: its ops went with it */
 }
 
@@ -90,7 +91,7 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
 			return 0; /* no room as far as the receiver's credit says */
 		}
 	}
-	msg_init(&m, fd, dst, Q_MSG_EAGER);
+	fw_far_msg_init(&m, fd, dst, Q_MSG_EAGER);
 	m.tag = op->d.tag;
 	m.seq = op->d.seq;
 	m.len = (uint32_t)op->d.length;
@@ -120,7 +121,7 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 	 * progress. */
 	if (done - rx->credited < (quarter ? quarter : 1))
 		return;
-	msg_init(&m, fd, src, Q_MSG_CREDIT);
+	fw_far_msg_init(&m, fd, src, Q_MSG_CREDIT);
 	rx->credited = done;
 	(void)link_send(fd, &m);
 }
@@ -129,7 +130,7 @@ int fw_far_announce(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	struct q_msg m;
 
-	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_RTS);
+	fw_far_msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_RTS);
 	m.tag = op->d.tag;
 	m.seq = op->d.seq;
 	m.key = op->d.key;
@@ -146,7 +147,7 @@ void fw_far_send_failed(struct fw_device *fd, const struct fw_op *op, enum accdm
 {
 	struct q_msg m;
 
-	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_SFAIL);
+	fw_far_msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_SFAIL);
 	m.tag = op->d.tag;
 	m.seq = op->d.seq;
 	m.status = (uint16_t)st;
@@ -161,7 +162,7 @@ int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, 
 		return 1;
 	if (op->withdrawing)
 		return 0; /* asked already: its finish is on the way */
-	msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_WITHDRAW);
+	fw_far_msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_WITHDRAW);
 	m.tag = op->d.tag;
 	m.seq = op->d.seq;
 	m.queue = q->index;
@@ -180,7 +181,7 @@ int fw_far_clear(struct fw_device *fd, const struct q_rdv *send, uint32_t queue,
 	struct q_msg_cts r = { .queue = queue, .slot = slot, .gen = gen };
 	struct q_msg m;
 
-	msg_init(&m, fd, (uint32_t)send->dev, Q_MSG_CTS);
+	fw_far_msg_init(&m, fd, (uint32_t)send->dev, Q_MSG_CTS);
 	m.queue = send->queue;
 	m.slot = send->slot;
 	m.gen = send->gen;

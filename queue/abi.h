@@ -156,7 +156,7 @@ struct q_rdv {
 	uint64_t length;
 	int32_t dev;      /* the arriving op's device, queue, slot */
 	uint16_t queue;
-	uint16_t pad;
+	uint16_t staged;  /* a far send staged in our bounce slot (its index + 1), in our table only */
 	uint32_t slot;
 	uint32_t gen;     /* a send of another host: its slot's generation, echoed in the finish */
 };
@@ -242,6 +242,8 @@ enum q_msg_type {
 	Q_MSG_BUSY,      /* the receiver's table had no room for a ready-to-send: announce again */
 	Q_MSG_CTS,       /* clear to send: write @length bytes at (@key, @offset), then finish the
 			  * recv in the payload (struct q_msg_cts) */
+	Q_MSG_STAGED,    /* a send of @length bytes waits in the receiver's staging slot @pos;
+			  * its finish gives the slot back (@pos + 1; 0 in other finishes) */
 	Q_MSG__COUNT
 };
 
@@ -252,6 +254,18 @@ struct q_msg_cts {
 	uint32_t gen;
 	uint32_t pad;
 };
+
+/*
+ * Staging: a far send larger than an eager one and at most Q_STAGE_BYTES is
+ * written by its sender into a slot the receiver keeps for it (each device
+ * keeps q_stage_slots() slots for each far sender), followed by a
+ * Q_MSG_STAGED message; the receiver copies it into its recv when they
+ * meet, and its finish gives the slot back. A post on each side, where the
+ * rendezvous takes four, one after the other.
+ */
+#define Q_STAGE_BYTES (64u << 10)
+#define Q_STAGE_SLOTS_MAX 64u /* a window of 64 sends in flight, as accdma-bw keeps (a mask of 64 bits) */
+#define Q_STAGE_BUDGET (8u << 20) /* bytes of slots a device keeps for all its senders, at most */
 
 /* Largest payload a message carries (an eager send: ACCDMA_EAGER_MAX). */
 #define Q_MSG_DATA_MAX 1024

@@ -42,6 +42,8 @@
 #define os_exchange(p, v, mo) atomic_exchange_explicit((p), (v), (mo))
 #define os_fetch_add(p, v, mo) atomic_fetch_add_explicit((p), (v), (mo))
 #define os_fetch_sub(p, v, mo) atomic_fetch_sub_explicit((p), (v), (mo))
+#define os_fetch_or(p, v, mo) atomic_fetch_or_explicit((p), (v), (mo))
+#define os_fetch_and(p, v, mo) atomic_fetch_and_explicit((p), (v), (mo))
 #define os_cas(p, expected, v, ok, fail) atomic_compare_exchange_strong_explicit((p), (expected), (v), (ok), (fail))
 #define os_cas_weak(p, expected, v, ok, fail) atomic_compare_exchange_weak_explicit((p), (expected), (v), (ok), (fail))
 #define os_fence(mo) atomic_thread_fence(mo)

@@ -84,6 +84,12 @@
 #define os_fetch_sub(p, v, mo)                                               \
 	((mo) == OS_RELAXED ? __os_fetch_op(sub, p, v, _relaxed) :           \
 			      __os_fetch_op(sub, p, v, ))
+#define os_fetch_or(p, v, mo)                                                \
+	((mo) == OS_RELAXED ? __os_fetch_op(or, p, v, _relaxed) :            \
+			      __os_fetch_op(or, p, v, ))
+#define os_fetch_and(p, v, mo)                                               \
+	((mo) == OS_RELAXED ? __os_fetch_op(and, p, v, _relaxed) :           \
+			      __os_fetch_op(and, p, v, ))
 
 /* C11's compare-exchange: on failure *expected takes the value found. */
 #define os_cas(p, expected, v, ok, fail)                                     \

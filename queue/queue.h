@@ -41,6 +41,17 @@ static inline uint64_t q_queue_completed(struct q_queue_sh *qs)
 	return os_load(&qs->completed_own, OS_SEQ_CST) + os_load(&qs->completed, OS_SEQ_CST);
 }
 
+/**
+ * q_stage_slots() - staging slots a device keeps for each sender in a world of
+ * @ndev devices (both ends compute it): 0 where the budget leaves none.
+ */
+static inline uint32_t q_stage_slots(uint32_t ndev)
+{
+	uint32_t n = ndev ? Q_STAGE_BUDGET / Q_STAGE_BYTES / ndev : 0;
+
+	return n < Q_STAGE_SLOTS_MAX ? n : Q_STAGE_SLOTS_MAX;
+}
+
 /** q_eager_slots_ok() - 1 if @slots is a ring size the layout can make (a power of two in range). */
 static inline int q_eager_slots_ok(uint32_t slots)
 {

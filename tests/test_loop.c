@@ -28,7 +28,7 @@
 #include "driver/loop/loop.h"
 #include "queue/queue.h"
 
-#define BIG 65536
+#define BIG (2 * Q_STAGE_BYTES) /* past a staging slot: these sends go by rendezvous */
 
 static accdma_world *loop_open(int n, int queues)
 {

@@ -121,6 +121,25 @@ static void rank_transfers(int rank)
 	CHECK(wait_st(w, t[2], &bytes) == ACCDMA_OK && bytes == BIG);
 	for (uint32_t i = 0; i < BIG; i++)
 		CHECK(d[i] == (uint8_t)(i * 7 + peer));
+	/* medium sends, staged in the receiver's slots: more than its slots
+	 * for us, so the last go by rendezvous; each lands in its own recv */
+	{
+		enum { N = 70, M = 14000 };
+		accdma_token ms[N];
+
+		memset(d, 0xEE, BIG);
+		for (int k = 0; k < N; k++) {
+			if (rank == 0)
+				CHECK(accdma_send(q, peer, 9, src, (uint64_t)k * 100, M, NULL, 0, &ms[k]) == 0);
+			else
+				CHECK(accdma_recv(q, peer, 9, dst, (uint64_t)k * M, M, NULL, 0, &ms[k]) == 0);
+		}
+		for (int k = 0; k < N; k++)
+			CHECK(wait_st(w, ms[k], &bytes) == ACCDMA_OK && bytes == M);
+		for (int k = 0; rank == 1 && k < N; k++)
+			for (uint32_t i = 0; i < M; i += 997)
+				CHECK(d[(size_t)k * M + i] == (uint8_t)((k * 100 + i) * 7 + peer));
+	}
 	/* a one-sided write into the peer's window, then a barrier: it has landed */
 	memset(wb, 0, 4096);
 	CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0); /* both windows cleared before either writes */

@@ -7,12 +7,14 @@
  * (fw_link.solo), and everything they do to another device goes through
  * this link, as the verbs transport's does through RDMA: messages into the
  * receiver's inbox, and one-sided writes checked against the target's
- * region table. So the whole cross-host protocol (eager, rendezvous,
+ * region table, and staged sends into slots the receiver keeps. So the
+ * whole cross-host protocol (eager, staged, rendezvous,
  * truncation, failure, cancel, reset, writes) runs in `make check`, under the
  * sanitizers, with no RDMA device.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,8 @@ struct loop_link {
 	struct drv_inbox *inbox; /* by device */
 	_Atomic uint64_t counts[DRV_LOOP__COUNT]; /* what crossed the link, for the tests */
 	_Atomic uint32_t refuse; /* writes still to refuse (drv_loop_refuse_writes()) */
+	uint8_t *stage;          /* staging slots: [dev][src][q_stage_slots()], Q_STAGE_BYTES each */
+	size_t stage_bytes;
 };
 
 static struct loop_link *loop_of(struct fw_link *l)
@@ -90,6 +94,38 @@ static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t k
 	return ACCDMA_OK;
 }
 
+/* Staging slot @slot that device @dev keeps for device @src. */
+static void *loop_staged(struct fw_link *l, uint32_t dev, uint32_t src, uint32_t slot)
+{
+	struct loop_link *ll = loop_of(l);
+	uint32_t n = ll->w->a.g.ndev, slots = q_stage_slots(n);
+
+	if (!ll->stage || dev >= n || src >= n || slot >= slots)
+		return NULL;
+	return ll->stage + (((size_t)dev * n + src) * slots + slot) * Q_STAGE_BYTES;
+}
+
+/* The data into its slot, then the message. */
+static enum accdma_status loop_stage(struct fw_link *l, uint32_t slot, const void *src, uint64_t len,
+				     const struct q_msg *m)
+{
+	struct loop_link *ll = loop_of(l);
+	uint32_t refuse = atomic_load_explicit(&ll->refuse, memory_order_relaxed);
+	void *dst = loop_staged(l, (uint32_t)m->dst, (uint32_t)m->src, slot);
+
+	while (refuse && !atomic_compare_exchange_weak(&ll->refuse, &refuse, refuse - 1))
+		;
+	if (refuse)
+		return ACCDMA_ST_NOT_ATTEMPTED;
+	if (!dst || len > Q_STAGE_BYTES)
+		return ACCDMA_ST_OUT_OF_BOUNDS;
+	atomic_fetch_add_explicit(&ll->counts[DRV_LOOP_WRITES], 1, memory_order_relaxed);
+	/* No fault point here: the receiver's copy out of the slot has it, and a
+	 * fault there fails the pair as a failed write would. */
+	dma_copy_range(dst, src, len);
+	return loop_send(l, m) ? ACCDMA_ST_PEER_LOST : ACCDMA_OK;
+}
+
 static int loop_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st)
 {
 	(void)l;
@@ -108,6 +144,8 @@ static const struct fw_link_ops loop_ops = {
 	.write = loop_write,
 	.write_done = loop_write_done,
 	.idle = loop_idle,
+	.stage = loop_stage,
+	.staged = loop_staged,
 };
 
 static void loop_close(struct accdma_world *w)
@@ -120,6 +158,8 @@ static void loop_close(struct accdma_world *w)
 	for (uint32_t d = 0; ll->inbox && d < w->a.g.ndev; d++)
 		drv_inbox_fini(&ll->inbox[d]);
 	free(ll->inbox);
+	if (ll->stage)
+		munmap(ll->stage, ll->stage_bytes);
 	free(ll);
 	w->tp_state = NULL;
 	w->host.link = NULL;
@@ -140,6 +180,16 @@ static int loop_open(struct accdma_world *w)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < w->a.g.ndev; d++)
 		drv_inbox_init(&ll->inbox[d]);
+	/* Every device's slots for every other: only the pages used are ever touched. */
+	ll->stage_bytes = (size_t)w->a.g.ndev * w->a.g.ndev * q_stage_slots(w->a.g.ndev) * Q_STAGE_BYTES;
+	if (ll->stage_bytes) {
+		void *p = mmap(NULL, ll->stage_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		ll->stage = p;
+	}
 	rc = drv_transport_local.open(w);
 	if (rc)
 		return rc;

@@ -141,6 +141,9 @@ static void serve_ctl(struct vb *v, const struct q_msg *m)
 	case VB_ACK:
 		atomic_fetch_add(&v->acks, 1);
 		break;
+	case VB_STAGE:
+		vb_stage_serve(v, proc, m);
+		break;
 	default:
 		break;
 	}
@@ -317,24 +320,36 @@ static int take_sbuf(struct vb *v, int proc)
 /* A message the device takes inline: copied into the work request as it is
  * posted, so it needs no send buffer, and only every VB_SIGNAL_EVERY-th asks
  * for a completion (which lets the send queue's slots go): an error
- * completes a request whether it asked or not. */
-static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len)
+ * completes a request whether it asked or not. @first, if not NULL, is an
+ * unsignaled request posted just before it in the same call (a staged
+ * send's write): it counts as one more inline send for the room. */
+static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len, struct ibv_send_wr *first)
 {
 	struct ibv_sge sge = { (uintptr_t)m, len, 0 };
 	struct ibv_send_wr wr = { 0 }, *bad;
-	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], 1, memory_order_relaxed);
+	uint32_t units = first ? 2 : 1;
+	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], units, memory_order_relaxed);
+	uint32_t last = n + units - 1;
 
 	/* Room in the send queue: a receiver short of buffers holds our sends
 	 * back (RNR retries), and a post into a full queue would fail. */
-	while (n - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX)
+	while (last - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX)
 		if (await_room(v, proc))
 			return -EPIPE;
-	wr.wr_id = ((uint64_t)n << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
+	wr.wr_id = ((uint64_t)last << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE | (n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0);
-	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
+	/* signaled if any number it takes is a VB_SIGNAL_EVERY-th */
+	wr.send_flags = IBV_SEND_INLINE |
+			((n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 || last % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1)
+				 ? IBV_SEND_SIGNALED : 0);
+	if (first) {
+		first->wr_id = WR_PART;
+		first->send_flags = 0;
+		first->next = &wr;
+	}
+	if (ibv_post_send(v->qp[proc], first ? first : &wr, &bad)) {
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
 		return -EPIPE;
 	}
@@ -351,7 +366,7 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
 		return -EPIPE;
 	if (len <= v->max_inline)
-		return send_inline(v, proc, m, len);
+		return send_inline(v, proc, m, len, NULL);
 	i = take_sbuf(v, proc);
 	if (i < 0)
 		return -EPIPE;
@@ -370,6 +385,19 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 		return -EPIPE;
 	}
 	return 0;
+}
+
+/**
+ * vb_post_then_msg() - post @first (one unsignaled request) and message @m
+ * behind it to process @proc, in one call. @m must go inline.
+ * Return: 0, or -EPIPE if @proc is gone.
+ */
+int vb_post_then_msg(struct vb *v, int proc, struct ibv_send_wr *first, const struct q_msg *m)
+{
+	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]) ||
+	    q_msg_bytes(m) > v->max_inline)
+		return -EPIPE;
+	return send_inline(v, proc, m, q_msg_bytes(m), first);
 }
 
 /** vb_ctl_send() - send one of the link's own messages to process @proc. */
@@ -528,6 +556,8 @@ const struct fw_link_ops vb_link_ops = {
 	.write = link_write,
 	.write_done = link_write_done,
 	.idle = link_idle,
+	.stage = vb_link_stage,
+	.staged = vb_link_staged,
 };
 
 /** vb_link_start() - start the completion queue's poller. Return: 0 or -EAGAIN. */

@@ -145,6 +145,9 @@ int vb_link_open(struct vb *v)
 	v->srq = v->cq ? ibv_create_srq(v->pd, &sa) : NULL;
 	if (!v->srq || make_buffers(v))
 		return -ENOMEM;
+	rc = vb_stage_open(v);
+	if (rc)
+		return rc;
 	for (uint32_t i = 0; i < VB_RECV_BUFS; i++) {
 		struct ibv_sge sge = { (uintptr_t)(v->rbuf + (size_t)i * VB_MSG_BYTES), VB_MSG_BYTES, v->rmr->lkey };
 		struct ibv_recv_wr wr = { .wr_id = ((uint64_t)i << 2) | 2, .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -242,7 +245,8 @@ int vb_link_check_paths(struct vb *v, char *err, size_t errlen)
 		if (p == v->self)
 			continue;
 		m.dst = (int32_t)(p * v->L);
-		if (vb_ctl_send(v, p, &m))
+		/* where our slots for it are first: known there when our ping is */
+		if (vb_stage_tell(v, p) || vb_ctl_send(v, p, &m))
 			atomic_store(&v->proc_lost[p], 1);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -292,6 +296,7 @@ void vb_link_close(struct vb *v)
 		ibv_dereg_mr(v->rmr);
 	if (v->smr)
 		ibv_dereg_mr(v->smr);
+	vb_stage_close(v);
 	for (int i = 0; v->lreg && i < v->L * Q_MAX_REGIONS; i++)
 		if (v->lreg[i].mr)
 			ibv_dereg_mr(v->lreg[i].mr);

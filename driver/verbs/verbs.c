@@ -41,7 +41,7 @@ static int memlock_ok(struct accdma_world *w)
 {
 	struct rlimit rl;
 	uint64_t want = (uint64_t)w->nlocal * w->opts.mem_size +
-			(uint64_t)(VB_RECV_BUFS + VB_SEND_BUFS) * VB_MSG_BYTES;
+			(uint64_t)(VB_RECV_BUFS + VB_SEND_BUFS) * VB_MSG_BYTES + vb_stage_bytes(vb_of(w));
 
 	/* root pins past the limit (CAP_IPC_LOCK) */
 	if (!geteuid() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
@@ -61,7 +61,7 @@ static void hello_of(struct vb *v, struct vb_hello *h)
 
 	memset(h, 0, sizeof(*h));
 	h->magic = 0xacc0b0e5u;
-	h->version = 1;
+	h->version = 2; /* 2: staged sends */
 	h->cookie = v->cookie;
 	h->rank = (uint32_t)v->self;
 	h->nprocs = (uint32_t)v->nprocs;
@@ -93,9 +93,11 @@ static int alloc_state(struct accdma_world *w, struct vb *v)
 	v->inbox = calloc(w->a.g.ndev, sizeof(*v->inbox));
 	v->rreg = calloc((size_t)w->a.g.ndev * Q_MAX_REGIONS, sizeof(*v->rreg));
 	v->lreg = calloc((size_t)v->L * Q_MAX_REGIONS, sizeof(*v->lreg));
+	v->stage_mr = calloc(n, sizeof(*v->stage_mr));
+	v->rstage = calloc(n, sizeof(*v->rstage));
 	if (!v->hellos || !v->qpns || !v->qp || !v->conns || !v->pings || !v->proc_lost || !v->inline_sent || !v->inline_done ||
 	    !v->inbox ||
-	    !v->rreg || !v->lreg)
+	    !v->rreg || !v->lreg || !v->stage_mr || !v->rstage)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < w->a.g.ndev; d++)
 		drv_inbox_init(&v->inbox[d]);
@@ -130,6 +132,8 @@ static void verbs_close(struct accdma_world *w)
 	free(v->inbox);
 	free(v->rreg);
 	free(v->lreg);
+	free(v->stage_mr);
+	free(v->rstage);
 	free(v);
 	w->tp_state = NULL;
 	w->host.link = NULL;

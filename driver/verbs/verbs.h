@@ -11,6 +11,7 @@
  *            completion queue and its poller thread
  *   region.c device memory registered when allocated, its keys published to
  *            every peer before the call returns, revoked before it is freed
+ *   stage.c  the slots medium sends from other hosts are written into
  *   verbs.c  the transport table
  */
 #ifndef ACCDMA_DRIVER_VERBS_H
@@ -26,7 +27,7 @@
 #include "fw_stub/link.h"
 
 /* The link's own messages (never handed to an engine): above the engines' types. */
-enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK };
+enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
 
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
@@ -81,6 +82,13 @@ struct vb_write {
 	uint64_t len;
 };
 
+/** struct vb_rstage - where a peer keeps its staging slots for our devices (stage.c). */
+struct vb_rstage {
+	_Atomic int known; /* set last */
+	uint32_t rkey;
+	uint64_t addr;
+};
+
 /** struct vb_lregion - a region of ours and its registration. */
 struct vb_lregion {
 	void *addr;
@@ -132,6 +140,10 @@ struct vb {
 	pthread_mutex_t lreg_lock; /* the table below */
 	struct vb_lregion *lreg; /* [L][Q_MAX_REGIONS] */
 	_Atomic uint32_t acks;
+	uint8_t *stage;           /* staging slots, by sending process (stage.c) */
+	size_t stage_len;
+	struct ibv_mr **stage_mr; /* by process: its block */
+	struct vb_rstage *rstage; /* by process: its slots for us */
 	_Atomic uint32_t *pings;    /* by process: its ping arrived */
 	_Atomic uint32_t *proc_lost; /* by process */
 	pthread_t poller;
@@ -172,6 +184,17 @@ void vb_link_close(struct vb *v);
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);
 void vb_mark_lost(struct vb *v, int proc, uint32_t why);
 void vb_gid_str(const uint8_t *gid, char *out, size_t len);
+
+/* stage.c */
+uint64_t vb_stage_bytes(const struct vb *v);
+int vb_stage_open(struct vb *v);
+void vb_stage_close(struct vb *v);
+int vb_stage_tell(struct vb *v, int proc);
+void vb_stage_serve(struct vb *v, int proc, const struct q_msg *m);
+enum accdma_status vb_link_stage(struct fw_link *l, uint32_t slot, const void *src, uint64_t len,
+				 const struct q_msg *m);
+void *vb_link_staged(struct fw_link *l, uint32_t dev, uint32_t src, uint32_t slot);
+int vb_post_then_msg(struct vb *v, int proc, struct ibv_send_wr *first, const struct q_msg *m);
 
 /* region.c */
 int vb_region_added(struct accdma_world *w, int dev, uint32_t key, void *addr, uint64_t size);
