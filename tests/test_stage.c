@@ -13,7 +13,9 @@
  *    PEER_ERROR, and its slot comes back;
  *  - a staged send canceled while it waits: withdrawn, its recv PEER_ERROR;
  *  - a hostile peer: staged messages naming no slot, too long, empty, or a
- *    slot still full are dropped; the world goes on working.
+ *    slot still full are dropped; the world goes on working;
+ *  - a receiver's table full: staged messages wait unfiled until recvs
+ *    make room, and every recv completes.
  */
 #include "helpers/th.h"
 
@@ -331,6 +333,49 @@ static void test_hostile_peer(void **state)
 	th_close(w);
 }
 
+/* A receiver whose table is full when staged messages come keeps them
+ * (unfiled) and files them as recvs take entries out: with a table of 63
+ * entries (a queue of 8 ops), 64 staged messages on 64 tags, nobody
+ * receiving yet, leave one unfiled; every recv then completes, with the
+ * length its message names. */
+static void test_table_full(void **state)
+{
+	(void)state;
+	enum { N = 64 };
+	struct accdma_world_opts o;
+	accdma_world *w;
+	accdma_key kb;
+	accdma_token r[8];
+	uint64_t bytes;
+
+	th_opts(&o, 2);
+	o.transport = ACCDMA_TRANSPORT_LOOP;
+	o.queues = 1;
+	o.queue_depth = 8;
+	w = th_open_opts(&o);
+	kb = th_alloc(w, 1, 4096, NULL);
+	assert_true(SLOTS >= N);
+	for (int k = 0; k < N; k++) {
+		struct q_msg m = staged_msg(100 + (uint64_t)k, 0, (uint32_t)k, 16 + (uint64_t)k % 32);
+
+		assert_int_equal(drv_loop_inject(w, &m), 0);
+	}
+	th_kick(w, 1, 2);
+	for (int k = 0; k < N; k += 8) {
+		for (int j = 0; j < 8; j++)
+			assert_int_equal(accdma_recv(th_q(w, 1), 0, 100 + (uint64_t)(k + j), kb, 64 * (uint64_t)j, 64,
+						     NULL, 0, &r[j]), 0);
+		for (int j = 0; j < 8; j++) {
+			enum accdma_status st;
+
+			assert_int_equal(accdma_wait_bytes(w, r[j], TH_HANG_MS, &st, &bytes), 0);
+			th_assert_st(st, ACCDMA_OK);
+			assert_int_equal(bytes, 16 + (uint64_t)(k + j) % 32);
+		}
+	}
+	th_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_hostile_peer),
+		cmocka_unit_test(test_table_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
