@@ -76,6 +76,9 @@ void qt_ctl_barrier(struct qt_ctl *c);
  */
 void qt_ctl_close(struct qt_ctl *c);
 
+/** qt_ctl_now_ms() - the monotonic clock in milliseconds. */
+int64_t qt_ctl_now_ms(void);
+
 /**
  * struct qt_spawn_res - what one launched instance produced.
  * @blob/@len: what rank 0 wrote to the result descriptor (malloc'd, may be NULL).

@@ -1,40 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* qt_plan.c - expand a scenario into per-device instruction lists. */
-#include "qt_plan.h"
+#include "qt_plan_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct tokname {
-	const char *name;
-	int idx;
-};
-
-struct xp {
-	const struct qt_scenario *sc;
-	struct qt_plan *plan;
-	struct qt_devplan *dp;
-	const struct qt_plan_limits *lim;
-	int rank;
-	int N;
-	struct qt_var store[QT_ENV_MAX];
-	struct qt_env env;
-	unsigned env_version;
-	unsigned snap_version;
-	struct qt_env *snap;
-	int64_t steps;
-	int64_t total_ins;
-	struct tokname *names;
-	int nnames;
-	int ncap;
-	unsigned char *consumed;
-	int ccap;
-	char *err;
-	size_t errlen;
-	int failed;
-};
 
 /**
  * qt_plan_default_limits() - the limits queue-tester uses.
@@ -61,229 +31,15 @@ void qt_base_env(struct qt_env *env, int rank, int N)
 	qt_env_set(env, "odd", qt_val_int(rank % 2 != 0));
 }
 
-static void xfail(struct xp *x, int line, int col, const char *fmt, ...)
-{
-	char msg[300];
-	va_list ap;
-
-	if (x->failed)
-		return;
-	x->failed = 1;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(x->err, x->errlen, "%s:%d:%d: N=%d rank %d: %s", x->sc->file, line, col, x->N,
-		 x->rank, msg);
-}
-
-/* An evaluation error message already carries line:col; prefix file and rank. */
-static void xfail_eval(struct xp *x, const char *msg)
-{
-	if (x->failed)
-		return;
-	x->failed = 1;
-	snprintf(x->err, x->errlen, "%s:%s (N=%d rank %d)", x->sc->file, msg, x->N, x->rank);
-}
-
-static int eval_int(struct xp *x, const struct qt_expr *e, int64_t *v)
-{
-	char msg[200];
-
-	if (qt_eval_int(e, &x->env, v, msg, sizeof(msg))) {
-		xfail_eval(x, msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int env_push(struct xp *x, const struct qt_stmt *s, const char *name, struct qt_val v)
-{
-	if (qt_env_set(&x->env, name, v)) {
-		xfail(x, s->line, s->col, "more than %d variables in scope", QT_ENV_MAX);
-		return -1;
-	}
-	x->env_version++;
-	return 0;
-}
-
-static void env_restore(struct xp *x, int n)
-{
-	if (x->env.n != n) {
-		x->env.n = n;
-		x->env_version++;
-	}
-}
-
-static struct qt_env *snapshot(struct xp *x)
-{
-	struct qt_env *e;
-
-	if (x->snap && x->snap_version == x->env_version)
-		return x->snap;
-	e = qt_alloc(&x->plan->arena, sizeof(*e));
-	if (e)
-		e->vars = qt_alloc(&x->plan->arena, sizeof(struct qt_var) * (size_t)x->env.n);
-	if (!e || !e->vars) {
-		xfail(x, 0, 0, "out of memory");
-		return NULL;
-	}
-	memcpy(e->vars, x->env.vars, sizeof(struct qt_var) * (size_t)x->env.n);
-	e->n = e->cap = x->env.n;
-	x->snap = e;
-	x->snap_version = x->env_version;
-	return e;
-}
-
-static int find_name(struct xp *x, const char *name)
-{
-	for (int k = x->nnames - 1; k >= 0; k--)
-		if (strcmp(x->names[k].name, name) == 0)
-			return x->names[k].idx;
-	return -1;
-}
-
-static int set_name(struct xp *x, const char *name, int idx)
-{
-	for (int k = 0; k < x->nnames; k++)
-		if (strcmp(x->names[k].name, name) == 0) {
-			x->names[k].idx = idx;
-			return 0;
-		}
-	if (x->nnames == x->ncap) {
-		int nc = x->ncap ? x->ncap * 2 : 16;
-		struct tokname *n = realloc(x->names, sizeof(*n) * (size_t)nc);
-
-		if (!n)
-			return -1;
-		x->names = n;
-		x->ncap = nc;
-	}
-	x->names[x->nnames].name = name;
-	x->names[x->nnames].idx = idx;
-	x->nnames++;
-	return 0;
-}
-
-static struct qt_ins *new_ins(struct xp *x, const struct qt_stmt *s)
-{
-	struct qt_devplan *dp = x->dp;
-
-	if (++x->total_ins > x->lim->max_ins) {
-		xfail(x, s->line, s->col, "more than %lld ops in the expanded programs",
-		      (long long)x->lim->max_ins);
-		return NULL;
-	}
-	if (dp->nins == dp->cap) {
-		int nc = dp->cap ? dp->cap * 2 : 64;
-		struct qt_ins *n = realloc(dp->ins, sizeof(*n) * (size_t)nc);
-		unsigned char *c;
-
-		if (!n) {
-			xfail(x, s->line, s->col, "out of memory");
-			return NULL;
-		}
-		dp->ins = n;
-		c = realloc(x->consumed, (size_t)nc);
-		if (!c) {
-			xfail(x, s->line, s->col, "out of memory");
-			return NULL;
-		}
-		x->consumed = c;
-		dp->cap = nc;
-	}
-	struct qt_ins *in = &dp->ins[dp->nins];
-
-	memset(in, 0, sizeof(*in));
-	x->consumed[dp->nins] = 0;
-	dp->nins++;
-	in->st = s;
-	in->expect = s->expect < 0 ? ACCDMA_OK : s->expect;
-	in->buf = in->buf2 = -1;
-	return in;
-}
-
-/*
- * Evaluate a buffer reference into [lo, hi) elements. @strict: must lie within
- * the buffer (the runner touches that memory); otherwise ranges past the end
- * are passed to the library on purpose (OUT_OF_BOUNDS scenarios).
- */
-static int eval_ref(struct xp *x, const struct qt_ref *r, int strict, int64_t *lo, int64_t *hi)
-{
-	int64_t count = x->dp->count[r->buf];
-	const int64_t far = (int64_t)1 << 40;
-
-	*lo = 0;
-	*hi = count;
-	if (r->lo) {
-		if (eval_int(x, r->lo, lo))
-			return -1;
-		*hi = *lo + 1;
-		if (r->hi && eval_int(x, r->hi, hi))
-			return -1;
-	}
-	if (*lo < 0 || *hi < *lo || *hi > far) {
-		xfail(x, r->line, r->col, "bad range [%lld:%lld] of '%s'", (long long)*lo,
-		      (long long)*hi, r->name);
-		return -1;
-	}
-	if (strict && *hi > count) {
-		xfail(x, r->line, r->col, "range [%lld:%lld] past the end of '%s' (%lld elements)",
-		      (long long)*lo, (long long)*hi, r->name, (long long)count);
-		return -1;
-	}
-	return 0;
-}
-
-static int resolve_deps(struct xp *x, const struct qt_stmt *s, int *out, int *nout)
-{
-	*nout = 0;
-	for (int k = 0; k < s->nnames; k++) {
-		int idx = find_name(x, s->names[k]);
-
-		if (idx < 0) {
-			xfail(x, s->line, s->col,
-			      "unknown token '%s' (no earlier op on this rank's path has 'as %s')",
-			      s->names[k], s->names[k]);
-			return -1;
-		}
-		if (*nout >= ACCDMA_MAX_DEPS) {
-			xfail(x, s->line, s->col, "more than %d dependencies", ACCDMA_MAX_DEPS);
-			return -1;
-		}
-		out[(*nout)++] = idx;
-	}
-	return 0;
-}
-
-/**
- * eval_source_target() - the source range and target offset of a write or permute.
- * @x: the expansion. @s: the statement. @in: the op being built.
- * Return: 0, or -1 after reporting an error.
- */
-static int eval_source_target(struct xp *x, const struct qt_stmt *s, struct qt_ins *in)
-{
-	in->buf = s->ref.buf;
-	in->buf2 = s->ref2.buf;
-	if (eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
-		return -1;
-	if (s->ref2.lo && eval_int(x, s->ref2.lo, &in->off2))
-		return -1;
-	if (in->off2 < 0 || in->off2 > ((int64_t)1 << 40)) {
-		xfail(x, s->ref2.line, s->ref2.col, "bad target offset %lld", (long long)in->off2);
-		return -1;
-	}
-	return 0;
-}
-
 static int expand_op(struct xp *x, const struct qt_stmt *s)
 {
 	int deps[ACCDMA_MAX_DEPS], ndeps;
 	struct qt_ins *in;
 	int64_t v;
 
-	if (resolve_deps(x, s, deps, &ndeps))
+	if (xp_resolve_deps(x, s, deps, &ndeps))
 		return -1;
-	in = new_ins(x, s);
+	in = xp_new_ins(x, s);
 	if (!in)
 		return -1;
 	in->kind = QI_OP;
@@ -293,20 +49,20 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 	memcpy(in->deps, deps, sizeof(deps[0]) * (size_t)ndeps);
 	in->ndeps = ndeps;
 	if (s->peer) {
-		if (eval_int(x, s->peer, &v))
+		if (xp_eval_int(x, s->peer, &v))
 			return -1;
 		if (v < 0 || v >= x->N) {
-			xfail(x, s->peer->line, s->peer->col, "peer %lld outside 0..%d", (long long)v,
+			xp_xfail(x, s->peer->line, s->peer->col, "peer %lld outside 0..%d", (long long)v,
 			      x->N - 1);
 			return -1;
 		}
 		in->peer = (int)v;
 	}
 	if (s->tag) {
-		if (eval_int(x, s->tag, &v))
+		if (xp_eval_int(x, s->tag, &v))
 			return -1;
 		if (v < 0) {
-			xfail(x, s->tag->line, s->tag->col, "negative tag %lld", (long long)v);
+			xp_xfail(x, s->tag->line, s->tag->col, "negative tag %lld", (long long)v);
 			return -1;
 		}
 		in->tag = (uint64_t)v;
@@ -315,36 +71,36 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 	case QO_SEND:
 	case QO_RECV:
 		in->buf = s->ref.buf;
-		if (eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
+		if (xp_eval_ref(x, &s->ref, 0, &in->lo, &in->hi))
 			return -1;
 		break;
 	case QO_WRITE:
-		if (eval_source_target(x, s, in))
+		if (xp_eval_source_target(x, s, in))
 			return -1;
 		break;
 	case QO_PERMUTE: {
-		if (eval_source_target(x, s, in))
+		if (xp_eval_source_target(x, s, in))
 			return -1;
 		in->pairs = qt_alloc(&x->plan->arena, sizeof(*in->pairs) * (size_t)x->N);
 		if (!in->pairs) {
-			xfail(x, s->line, s->col, "out of memory");
+			xp_xfail(x, s->line, s->col, "out of memory");
 			return -1;
 		}
 		x->steps += x->N;
 		if (x->steps > x->lim->max_steps) {
-			xfail(x, s->line, s->col, "expansion takes too many steps");
+			xp_xfail(x, s->line, s->col, "expansion takes too many steps");
 			return -1;
 		}
 		int n0 = x->env.n;
 
 		for (int src = 0; src < x->N; src++) {
-			if (env_push(x, s, "src", qt_val_int(src)) || eval_int(x, s->arg, &v))
+			if (xp_env_push(x, s, "src", qt_val_int(src)) || xp_eval_int(x, s->arg, &v))
 				return -1;
-			env_restore(x, n0);
+			xp_env_restore(x, n0);
 			if (v < 0)
 				continue;
 			if (v >= x->N) {
-				xfail(x, s->arg->line, s->arg->col, "map gives target %lld for src %d",
+				xp_xfail(x, s->arg->line, s->arg->col, "map gives target %lld for src %d",
 				      (long long)v, src);
 				return -1;
 			}
@@ -360,28 +116,28 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 		case QE_SCALE:
 		case QE_FILL:
 			in->buf = s->ref.buf;
-			if (eval_ref(x, &s->ref, 1, &in->lo, &in->hi))
+			if (xp_eval_ref(x, &s->ref, 1, &in->lo, &in->hi))
 				return -1;
-			in->env = snapshot(x);
+			in->env = xp_snapshot(x);
 			if (!in->env)
 				return -1;
 			break;
 		case QE_COPY:
 			in->buf = s->ref.buf;
 			in->buf2 = s->ref2.buf;
-			if (eval_ref(x, &s->ref, 1, &in->lo, &in->hi) ||
-			    eval_ref(x, &s->ref2, 1, &in->off2, &in->hi2))
+			if (xp_eval_ref(x, &s->ref, 1, &in->lo, &in->hi) ||
+			    xp_eval_ref(x, &s->ref2, 1, &in->off2, &in->hi2))
 				return -1;
 			if (in->hi - in->lo != in->hi2 - in->off2) {
-				xfail(x, s->line, s->col, "exec copy between ranges of different lengths");
+				xp_xfail(x, s->line, s->col, "exec copy between ranges of different lengths");
 				return -1;
 			}
 			break;
 		case QE_SLEEP:
-			if (eval_int(x, s->arg, &in->value))
+			if (xp_eval_int(x, s->arg, &in->value))
 				return -1;
 			if (in->value < 0 || in->value > 10000) {
-				xfail(x, s->arg->line, s->arg->col, "sleep must be 0..10000 ms");
+				xp_xfail(x, s->arg->line, s->arg->col, "sleep must be 0..10000 ms");
 				return -1;
 			}
 			break;
@@ -391,7 +147,7 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 		break;
 	case QO_AFTER_ALL:
 		if (ndeps == 0) {
-			xfail(x, s->line, s->col, "after_all needs at least one token");
+			xp_xfail(x, s->line, s->col, "after_all needs at least one token");
 			return -1;
 		}
 		break;
@@ -399,8 +155,8 @@ static int expand_op(struct xp *x, const struct qt_stmt *s)
 	case QO_BARRIER:
 		break;
 	}
-	if (s->as && set_name(x, s->as, x->dp->nins - 1)) {
-		xfail(x, s->line, s->col, "out of memory");
+	if (s->as && xp_set_name(x, s->as, x->dp->nins - 1)) {
+		xp_xfail(x, s->line, s->col, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -412,7 +168,7 @@ static int expand_wait(struct xp *x, const struct qt_stmt *s)
 	int n = 0;
 	int limit = x->dp->nins;
 
-	in = new_ins(x, s);
+	in = xp_new_ins(x, s);
 	if (!in)
 		return -1;
 	in->kind = s->kind == QS_WAIT ? QI_WAIT : QI_RELEASE;
@@ -425,7 +181,7 @@ static int expand_wait(struct xp *x, const struct qt_stmt *s)
 	}
 	in->waits = qt_alloc(&x->plan->arena, sizeof(int) * (size_t)(n ? n : 1));
 	if (!in->waits) {
-		xfail(x, s->line, s->col, "out of memory");
+		xp_xfail(x, s->line, s->col, "out of memory");
 		return -1;
 	}
 	if (s->wait_all) {
@@ -437,14 +193,14 @@ static int expand_wait(struct xp *x, const struct qt_stmt *s)
 		return 0;
 	}
 	for (int k = 0; k < s->nnames; k++) {
-		int idx = find_name(x, s->names[k]);
+		int idx = xp_find_name(x, s->names[k]);
 
 		if (idx < 0) {
-			xfail(x, s->line, s->col, "unknown token '%s'", s->names[k]);
+			xp_xfail(x, s->line, s->col, "unknown token '%s'", s->names[k]);
 			return -1;
 		}
 		if (x->consumed[idx]) {
-			xfail(x, s->line, s->col, "token '%s' was already waited on or released",
+			xp_xfail(x, s->line, s->col, "token '%s' was already waited on or released",
 			      s->names[k]);
 			return -1;
 		}
@@ -464,12 +220,12 @@ static int expand_expect(struct xp *x, const struct qt_stmt *s)
 		struct qt_check *n;
 
 		if (nc > (1 << 20)) {
-			xfail(x, s->line, s->col, "too many expectations");
+			xp_xfail(x, s->line, s->col, "too many expectations");
 			return -1;
 		}
 		n = realloc(dp->checks, sizeof(*n) * (size_t)nc);
 		if (!n) {
-			xfail(x, s->line, s->col, "out of memory");
+			xp_xfail(x, s->line, s->col, "out of memory");
 			return -1;
 		}
 		dp->checks = n;
@@ -479,9 +235,9 @@ static int expand_expect(struct xp *x, const struct qt_stmt *s)
 	memset(c, 0, sizeof(*c));
 	c->st = s;
 	c->buf = s->ref.buf;
-	if (eval_ref(x, &s->ref, 1, &c->lo, &c->hi))
+	if (xp_eval_ref(x, &s->ref, 1, &c->lo, &c->hi))
 		return -1;
-	c->env = snapshot(x);
+	c->env = xp_snapshot(x);
 	if (!c->env)
 		return -1;
 	dp->nchecks++;
@@ -497,7 +253,7 @@ static int expand_stmt(struct xp *x, const struct qt_stmt *s)
 	struct qt_val val;
 
 	if (++x->steps > x->lim->max_steps) {
-		xfail(x, s->line, s->col, "expansion takes more than %lld steps",
+		xp_xfail(x, s->line, s->col, "expansion takes more than %lld steps",
 		      (long long)x->lim->max_steps);
 		return -1;
 	}
@@ -508,7 +264,7 @@ static int expand_stmt(struct xp *x, const struct qt_stmt *s)
 		 * would otherwise take a stack frame per link. */
 		for (;;) {
 			if (qt_eval(s->cond, &x->env, &val, msg, sizeof(msg))) {
-				xfail_eval(x, msg);
+				xp_xfail_eval(x, msg);
 				return -1;
 			}
 			if (val.is_float ? val.f != 0.0 : val.i != 0)
@@ -517,41 +273,41 @@ static int expand_stmt(struct xp *x, const struct qt_stmt *s)
 				return expand_block(x, s->else_body);
 			s = s->else_body;
 			if (++x->steps > x->lim->max_steps) {
-				xfail(x, s->line, s->col, "expansion takes more than %lld steps",
+				xp_xfail(x, s->line, s->col, "expansion takes more than %lld steps",
 				      (long long)x->lim->max_steps);
 				return -1;
 			}
 		}
 	case QS_REPEAT: {
-		if (eval_int(x, s->count, &v))
+		if (xp_eval_int(x, s->count, &v))
 			return -1;
 		if (v < 0 || v > 100000000) {
-			xfail(x, s->line, s->col, "repeat count %lld outside 0..100000000",
+			xp_xfail(x, s->line, s->col, "repeat count %lld outside 0..100000000",
 			      (long long)v);
 			return -1;
 		}
 		for (int64_t k = 0; k < v; k++) {
 			int n0 = x->env.n;
 
-			if (s->name && env_push(x, s, s->name, qt_val_int(k)))
+			if (s->name && xp_env_push(x, s, s->name, qt_val_int(k)))
 				return -1;
 			if (++x->steps > x->lim->max_steps) {
-				xfail(x, s->line, s->col, "expansion takes more than %lld steps",
+				xp_xfail(x, s->line, s->col, "expansion takes more than %lld steps",
 				      (long long)x->lim->max_steps);
 				return -1;
 			}
 			if (expand_block(x, s->then_body))
 				return -1;
-			env_restore(x, n0);
+			xp_env_restore(x, n0);
 		}
 		return 0;
 	}
 	case QS_LET:
 		if (qt_eval(s->value, &x->env, &val, msg, sizeof(msg))) {
-			xfail_eval(x, msg);
+			xp_xfail_eval(x, msg);
 			return -1;
 		}
-		return env_push(x, s, s->name, val);
+		return xp_env_push(x, s, s->name, val);
 	case QS_OP:
 		return expand_op(x, s);
 	case QS_WAIT:
@@ -570,7 +326,7 @@ static int expand_block(struct xp *x, const struct qt_stmt *s)
 	for (; s; s = s->next)
 		if (expand_stmt(x, s))
 			return -1;
-	env_restore(x, n0);
+	xp_env_restore(x, n0);
 	return 0;
 }
 
@@ -582,16 +338,16 @@ static int eval_buffers(struct xp *x)
 		const struct qt_buffer_decl *d = &x->sc->bufs[b];
 		int64_t v, esz = (int64_t)qt_type_size(d->type);
 
-		if (eval_int(x, d->count, &v))
+		if (xp_eval_int(x, d->count, &v))
 			return -1;
 		if (v < 1 || v > x->lim->max_buf_bytes / esz) {
-			xfail(x, d->line, d->col, "buffer '%s' has %lld elements (1..%lld allowed)",
+			xp_xfail(x, d->line, d->col, "buffer '%s' has %lld elements (1..%lld allowed)",
 			      d->name, (long long)v, (long long)(x->lim->max_buf_bytes / esz));
 			return -1;
 		}
 		total += v * esz;
 		if (total > x->lim->max_dev_bytes) {
-			xfail(x, d->line, d->col, "buffers of one device exceed %lld bytes",
+			xp_xfail(x, d->line, d->col, "buffers of one device exceed %lld bytes",
 			      (long long)x->lim->max_dev_bytes);
 			return -1;
 		}

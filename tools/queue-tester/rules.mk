@@ -8,7 +8,7 @@ QT_HDRS := $(wildcard $(QT_DIR)/*.h)
 # the parts that need no library: lexer, parser, evaluator, expansion
 QT_CORE_SRCS := $(QT_DIR)/qt_arena.c $(QT_DIR)/qt_lex.c $(QT_DIR)/qt_expr.c \
                 $(QT_DIR)/qt_parse.c $(QT_DIR)/qt_parse_expr.c $(QT_DIR)/qt_parse_stmt.c \
-                $(QT_DIR)/qt_plan.c
+                $(QT_DIR)/qt_plan.c $(QT_DIR)/qt_plan_state.c
 QT_SRCS := $(filter-out $(QT_DIR)/qt_fuzz.c,$(wildcard $(QT_DIR)/*.c))
 QT_OBJS := $(QT_SRCS:%.c=$(B)/obj/%.o)
 QT_CORE_OBJS := $(QT_CORE_SRCS:%.c=$(B)/obj/%.o)
