@@ -186,7 +186,6 @@ int drv_free_slots(struct accdma_queue *q);
 
 /* token.c */
 int drv_poll(struct accdma_world *w);
-void drv_token_seed(struct accdma_world *w);
 
 /* token_dup.c */
 int drv_tokens_repeat(const accdma_token *tokens, int count);

@@ -146,33 +146,6 @@ static int64_t timeout_of(const struct accdma_world *w, int64_t timeout_ms)
 	return timeout_ms < 0 ? w->opts.timeout_ms : timeout_ms;
 }
 
-/* Worlds opened by this process: each seeds its generations apart. */
-static _Atomic uint32_t worlds_opened;
-
-/**
- * drv_token_seed() - start every completion record of @w's local devices at a
- * generation of this world's own, so that a token of another world of the
- * same shape names no live op here (it fails -ESTALE).
- * @w: a world being opened, before any op is posted.
- *
- * The k-th world opened starts at k times 2^32 divided by the golden ratio:
- * seeds of any n worlds lie about 2^32 / (3 n) apart or more, so a slot has
- * to be reused that often before one world's generations reach another's.
- */
-void drv_token_seed(struct accdma_world *w)
-{
-	uint32_t k = atomic_fetch_add_explicit(&worlds_opened, 1, memory_order_relaxed) + 1;
-	uint32_t seed = k * 0x9e3779b9u;
-
-	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
-		for (int qi = 0; qi < w->opts.queues; qi++) {
-			struct q_cpl *c = w->queues[d * w->opts.queues + qi].cpl;
-
-			for (uint32_t s = 0; s < w->opts.queue_depth; s++)
-				atomic_store_explicit(&c[s].gen, seed, memory_order_relaxed);
-		}
-}
-
 /**
  * drv_poll() - run an idle pass of every local device's engines on this thread.
  * @w: the world. Return: non-zero if anything progressed (0 when polling is off).
@@ -612,17 +585,5 @@ int accdma_cancel(accdma_world *w, accdma_token t)
 		return rc;
 	atomic_store_explicit(&c->cancel, 1, memory_order_relaxed);
 	q_engine_kick(q_dev(&w->a, q_token_dev(t)), q_queue_engine(&w->a.g, q_token_queue(t)));
-	return 0;
-}
-
-int accdma_queue_stats(accdma_queue *q, struct accdma_queue_stats *stats)
-{
-	if (!q || q->magic != DRV_QUEUE_MAGIC || drv_world_check(q->world))
-		return -EBADF;
-	if (!stats)
-		return -EINVAL;
-	stats->submitted = atomic_load(&q->sh->submitted);
-	stats->completed = q_queue_completed(q->sh);
-	stats->errors = atomic_load(&q->sh->errors);
 	return 0;
 }

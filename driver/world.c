@@ -28,6 +28,33 @@ int drv_dev_check(const struct accdma_world *w, int dev)
 	return 0;
 }
 
+/* Worlds opened by this process: each seeds its generations apart. */
+static _Atomic uint32_t worlds_opened;
+
+/**
+ * token_seed() - start every completion record of @w's local devices at a
+ * generation of this world's own, so that a token of another world of the
+ * same shape names no live op here (it fails -ESTALE).
+ * @w: a world being opened, before any op is posted.
+ *
+ * The k-th world opened starts at k times 2^32 divided by the golden ratio:
+ * seeds of any n worlds lie about 2^32 / (3 n) apart or more, so a slot has
+ * to be reused that often before one world's generations reach another's.
+ */
+static void token_seed(struct accdma_world *w)
+{
+	uint32_t k = atomic_fetch_add_explicit(&worlds_opened, 1, memory_order_relaxed) + 1;
+	uint32_t seed = k * 0x9e3779b9u;
+
+	for (int d = w->first_local; d < w->first_local + w->nlocal; d++)
+		for (int qi = 0; qi < w->opts.queues; qi++) {
+			struct q_cpl *c = w->queues[d * w->opts.queues + qi].cpl;
+
+			for (uint32_t s = 0; s < w->opts.queue_depth; s++)
+				atomic_store_explicit(&c[s].gen, seed, memory_order_relaxed);
+		}
+}
+
 /* Say which option is wrong (log_level >= 1): -EINVAL alone tells a user nothing. */
 static int opts_valid(const struct accdma_world_opts *o)
 {
@@ -212,7 +239,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	w->host.exec = drv_exec_run;
 	w->host.recv_order = drv_seq_order;
 	w->host.ctx = w;
-	drv_token_seed(w); /* before the engines start: nothing is posted yet */
+	token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; !tp->kernel_engines && d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,
 				     opts->membarrier && !tp->full_fences, &w->host, &w->devs[d].fw);
@@ -305,5 +332,17 @@ int accdma_queue_get(accdma_world *w, int dev, int index, accdma_queue **queue)
 	if (!queue || index < 0 || index >= w->opts.queues)
 		return -EINVAL;
 	*queue = &w->queues[dev * w->opts.queues + index];
+	return 0;
+}
+
+int accdma_queue_stats(accdma_queue *q, struct accdma_queue_stats *stats)
+{
+	if (!q || q->magic != DRV_QUEUE_MAGIC || drv_world_check(q->world))
+		return -EBADF;
+	if (!stats)
+		return -EINVAL;
+	stats->submitted = atomic_load(&q->sh->submitted);
+	stats->completed = q_queue_completed(q->sh);
+	stats->errors = atomic_load(&q->sh->errors);
 	return 0;
 }
