@@ -97,16 +97,19 @@ static int may_hand_off(const struct fw_device *fd, const struct fw_op *op, cons
 	       !fw_peer_polled(fd, (uint32_t)m->dev);
 }
 
-/* A send whose receiver is far announces itself and waits for its finish:
- * waiting before the message leaves, since the finish may come at once. */
+/* A send whose receiver is far is staged (stage.c) or announces itself, and
+ * waits for its finish: waiting before the message leaves, since the finish
+ * may come at once. */
 static enum fw_arrive far_arrive(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	int staged = fw_stage_send(fd, q, op); /* a medium send goes in one post, if it may */
+	int staged;
 
+	op->state = FW_OP_PEER;
+	op->withdrawing = 0;
+	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
+	staged = fw_stage_send(fd, q, op); /* a medium send goes in one post, if it may */
 	if (staged >= 0)
 		return staged ? FW_ARRIVE_DONE : FW_ARRIVE_WAIT;
-	op->state = FW_OP_PEER;
-	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 	if (!fw_far_announce(fd, q, op))
 		return FW_ARRIVE_WAIT;
 	fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);

@@ -139,6 +139,14 @@ static inline int fw_peer_near(const struct fw_device *fd, uint32_t dev)
 
 /* peer_far.c: the far side of each call above, and what only a far receiver needs. */
 void fw_far_msg_init(struct q_msg *m, const struct fw_device *fd, uint32_t dst, uint16_t type);
+
+/**
+ * fw_far_op_msg() - a message of @type about send @op of queue @q, to its
+ * receiver: the header, and what names and matches the op (tag, sequence,
+ * range, queue, slot, generation).
+ */
+void fw_far_op_msg(struct q_msg *m, const struct fw_device *fd, const struct fw_queue *q, const struct fw_op *op,
+		   uint16_t type);
 int fw_far_polled(const struct fw_device *fd, uint32_t dev);
 int fw_far_op_posted(const struct fw_device *fd, int32_t dev, uint32_t queue, uint32_t slot);
 void fw_far_complete(const struct fw_device *fd, const struct q_rdv *op, enum accdma_status st, uint64_t bytes);

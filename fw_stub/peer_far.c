@@ -126,19 +126,25 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 	(void)link_send(fd, &m);
 }
 
+void fw_far_op_msg(struct q_msg *m, const struct fw_device *fd, const struct fw_queue *q, const struct fw_op *op,
+		   uint16_t type)
+{
+	fw_far_msg_init(m, fd, (uint32_t)op->d.peer, type);
+	m->tag = op->d.tag;
+	m->seq = op->d.seq;
+	m->key = op->d.key;
+	m->offset = op->d.offset;
+	m->length = op->d.length;
+	m->queue = q->index;
+	m->slot = op->slot;
+	m->gen = op->gen;
+}
+
 int fw_far_announce(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
 	struct q_msg m;
 
-	fw_far_msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_RTS);
-	m.tag = op->d.tag;
-	m.seq = op->d.seq;
-	m.key = op->d.key;
-	m.offset = op->d.offset;
-	m.length = op->d.length;
-	m.queue = q->index;
-	m.slot = op->slot;
-	m.gen = op->gen;
+	fw_far_op_msg(&m, fd, q, op, Q_MSG_RTS);
 	op->withdrawing = 0;
 	return link_send(fd, &m);
 }
@@ -162,12 +168,7 @@ int fw_far_withdraw(struct fw_device *fd, struct fw_queue *q, struct fw_op *op, 
 		return 1;
 	if (op->withdrawing)
 		return 0; /* asked already: its finish is on the way */
-	fw_far_msg_init(&m, fd, (uint32_t)op->d.peer, Q_MSG_WITHDRAW);
-	m.tag = op->d.tag;
-	m.seq = op->d.seq;
-	m.queue = q->index;
-	m.slot = op->slot;
-	m.gen = op->gen;
+	fw_far_op_msg(&m, fd, q, op, Q_MSG_WITHDRAW);
 	m.status = (uint16_t)st;
 	if (link_send(fd, &m))
 		return 1;

@@ -59,9 +59,9 @@ void fw_stage_fini(struct fw_device *fd)
 }
 
 /**
- * fw_stage_send() - stage send @op (ready, to a far device) if it fits a slot
- * and one is free. It then waits (FW_OP_PEER) for its finish, as an
- * announced one does.
+ * fw_stage_send() - stage send @op (to a far device, already waiting:
+ * FW_OP_PEER) if it fits a slot and one is free. It then waits for its
+ * finish, as an announced one does.
  * Return: -1 if not staged (it takes the rendezvous path), 0 if staged, 1 if
  * it completed here (it failed).
  */
@@ -72,7 +72,7 @@ int fw_stage_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	enum accdma_status st;
 	uint64_t free;
 	struct q_msg m;
-	uint32_t slot, was = op->state;
+	uint32_t slot;
 
 	if (!fd->stage_slots || !op->d.length || op->d.length > Q_STAGE_BYTES)
 		return -1;
@@ -87,23 +87,12 @@ int fw_stage_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 		return -1;
 	slot = (uint32_t)__builtin_ctzll(free);
 
-	fw_far_msg_init(&m, fd, dst, Q_MSG_STAGED);
-	m.tag = op->d.tag;
-	m.seq = op->d.seq;
-	m.length = op->d.length;
-	m.queue = q->index;
-	m.slot = op->slot;
-	m.gen = op->gen;
+	fw_far_op_msg(&m, fd, q, op, Q_MSG_STAGED);
 	m.pos = slot;
-	/* Waiting before the message leaves: the finish may come at once. */
-	op->state = FW_OP_PEER;
-	op->withdrawing = 0;
-	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
 	st = fd->link->ops->stage(fd->link, slot, op->addr, op->d.length, &m);
 	if (st == ACCDMA_OK)
 		return 0;
 	fw_stage_unstaged(fd, dst, slot);
-	op->state = was;
 	if (st == ACCDMA_ST_NOT_ATTEMPTED)
 		return -1;
 	fw_far_send_failed(fd, op, st); /* its recv is told */

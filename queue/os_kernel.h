@@ -78,18 +78,13 @@
 			atomic64_fetch_##op##sfx((s64)(v), (atomic64_t *)(p)), \
 			atomic_fetch_##op##sfx((int)(v), (atomic_t *)(p)));  \
 	})
-#define os_fetch_add(p, v, mo)                                               \
-	((mo) == OS_RELAXED ? __os_fetch_op(add, p, v, _relaxed) :           \
-			      __os_fetch_op(add, p, v, ))
-#define os_fetch_sub(p, v, mo)                                               \
-	((mo) == OS_RELAXED ? __os_fetch_op(sub, p, v, _relaxed) :           \
-			      __os_fetch_op(sub, p, v, ))
-#define os_fetch_or(p, v, mo)                                                \
-	((mo) == OS_RELAXED ? __os_fetch_op(or, p, v, _relaxed) :            \
-			      __os_fetch_op(or, p, v, ))
-#define os_fetch_and(p, v, mo)                                               \
-	((mo) == OS_RELAXED ? __os_fetch_op(and, p, v, _relaxed) :           \
-			      __os_fetch_op(and, p, v, ))
+#define __os_fetch(op, p, v, mo)                                             \
+	((mo) == OS_RELAXED ? __os_fetch_op(op, p, v, _relaxed) :            \
+			      __os_fetch_op(op, p, v, ))
+#define os_fetch_add(p, v, mo) __os_fetch(add, p, v, mo)
+#define os_fetch_sub(p, v, mo) __os_fetch(sub, p, v, mo)
+#define os_fetch_or(p, v, mo) __os_fetch(or, p, v, mo)
+#define os_fetch_and(p, v, mo) __os_fetch(and, p, v, mo)
 
 /* C11's compare-exchange: on failure *expected takes the value found. */
 #define os_cas(p, expected, v, ok, fail)                                     \

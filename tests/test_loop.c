@@ -21,24 +21,13 @@
  *
  * The rest of the suite runs over loop too (`make check`'s check-loop).
  */
-#include "helpers/th.h"
+#include "loop_th.h"
 
 #include <unistd.h>
 
-#include "driver/loop/loop.h"
 #include "queue/queue.h"
 
 #define BIG (2 * Q_STAGE_BYTES) /* past a staging slot: these sends go by rendezvous */
-
-static accdma_world *loop_open(int n, int queues)
-{
-	struct accdma_world_opts o;
-
-	th_opts(&o, n);
-	o.transport = ACCDMA_TRANSPORT_LOOP;
-	o.queues = queues;
-	return th_open_opts(&o);
-}
 
 /* Wait for @t and check what it moved (looked at before the wait consumes it). */
 static void wait_moved(accdma_world *w, accdma_token t, uint64_t moved)
@@ -56,14 +45,6 @@ static void wait_moved(accdma_world *w, accdma_token t, uint64_t moved)
 	th_wait_ok(w, t);
 }
 
-/* The counts now, minus @base if given. */
-static void counts(accdma_world *w, uint64_t *c, const uint64_t *base)
-{
-	assert_int_equal(drv_loop_counts(w, c), 0);
-	for (int i = 0; base && i < DRV_LOOP__COUNT; i++)
-		c[i] -= base[i];
-}
-
 static void test_what_crosses(void **state)
 {
 	(void)state;
@@ -76,12 +57,12 @@ static void test_what_crosses(void **state)
 
 	th_fill_pattern(a, 2 * BIG, 1);
 	th_fill_u8(b, 2 * BIG, 0xEE);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 
 	/* eager: one message, the send done before its recv is posted */
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, 0, 8, NULL, 0, &s), 0);
 	th_wait_ok(w, s);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_EAGER], 1);
 	assert_int_equal(c[Q_MSG_RTS], 0);
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kb, 0, 64, NULL, 0, &r), 0);
@@ -91,7 +72,7 @@ static void test_what_crosses(void **state)
 
 	/* rendezvous, send first then recv first: announce, clear, write, finish */
 	for (int recv_first = 0; recv_first < 2; recv_first++) {
-		counts(w, base, NULL);
+		loop_counts(w, base, NULL);
 		th_fill_u8(b, 2 * BIG, 0xEE);
 		if (recv_first)
 			assert_int_equal(accdma_recv(th_q(w, 1), 0, 6, kb, 16, BIG, NULL, 0, &r), 0);
@@ -106,7 +87,7 @@ static void test_what_crosses(void **state)
 		th_check_u8(b, 16, 0xEE, "before the written range");
 		th_check_pattern(b + 16, BIG, 1, "written data");
 		th_check_u8(b + 16 + BIG, BIG - 16, 0xEE, "after the written range");
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[Q_MSG_RTS], 1);
 		assert_int_equal(c[Q_MSG_CTS], 1);
 		assert_int_equal(c[Q_MSG_FIN], 1);
@@ -114,11 +95,11 @@ static void test_what_crosses(void **state)
 	}
 
 	/* a one-sided write: one write, nothing for the target's engine to do */
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_write(th_q(w, 0), 1, ka, 100, 1000, kb, 7, NULL, 0, &s), 0);
 	th_wait_ok(w, s);
 	assert_memory_equal(b + 7, a + 100, 1000);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[DRV_LOOP_WRITES], 1);
 	assert_int_equal(c[Q_MSG_RTS] + c[Q_MSG_EAGER] + c[Q_MSG_FIN], 0);
 	/* ... checked against the target's bounds */
@@ -145,7 +126,7 @@ static void test_credit_pace(void **state)
 	assert_int_equal(accdma_device_info(w, 1, &info), 0);
 	quarter = info.eager_slots / 4;
 	assert_true(quarter > 1);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	for (uint32_t k = 1; k <= quarter; k++) {
 		th_fill_pattern(a, 8, k);
 		th_fill_u8(b, 16, 0xEE);
@@ -155,7 +136,7 @@ static void test_credit_pace(void **state)
 		wait_moved(w, r, 8);
 		th_check_pattern(b, 8, k, "message");
 		th_check_u8(b + 8, 8, 0xEE, "after the message");
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[Q_MSG_EAGER], k);
 		assert_int_equal(c[Q_MSG_RTS], 0);
 		/* one-position messages: the quarter's last one brings the credit */
@@ -174,7 +155,7 @@ static void test_idle_told(void **state)
 	int tries = 0;
 
 	do {
-		counts(w, c, NULL);
+		loop_counts(w, c, NULL);
 		if (!c[DRV_LOOP_IDLES])
 			usleep(1000);
 	} while (!c[DRV_LOOP_IDLES] && ++tries < 20000);
@@ -220,13 +201,13 @@ static void test_cancel_waiting_send(void **state)
 	accdma_token s, r, s2, r2;
 
 	th_fill_u8(b, BIG, 0x11);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ka, 0, BIG, NULL, 0, &s), 0);
 	th_kick(w, 0, 1);
 	th_kick(w, 1, 1); /* the receiver has the announcement */
 	assert_int_equal(accdma_cancel(w, s), 0);
 	th_wait_st(w, s, ACCDMA_ST_CANCELED);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_WITHDRAW], 1);
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, BIG, NULL, 0, &r), 0);
 	th_wait_st(w, r, ACCDMA_ST_PEER_ERROR);
@@ -242,12 +223,8 @@ static void test_cancel_waiting_send(void **state)
 /* A message as far device 1 would send it to device 0 about device 0's op @s. */
 static struct q_msg msg_about(uint16_t type, accdma_token s)
 {
-	struct q_msg m;
+	struct q_msg m = loop_msg(type, 1, 0);
 
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	m.src = 1;
-	m.dst = 0;
 	m.queue = q_token_queue(s);
 	m.slot = q_token_slot(s);
 	m.gen = q_token_gen(s);
@@ -270,7 +247,7 @@ static void test_busy_answer(void **state)
 	struct q_msg m;
 
 	th_fill_pattern(a, BIG, 6);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 4, ka, 0, BIG, NULL, 0, &s), 0);
 	th_kick(w, 0, 1);
 	th_kick(w, 1, 1);
@@ -278,14 +255,14 @@ static void test_busy_answer(void **state)
 	assert_int_equal(drv_loop_inject(w, &m), 0);
 	th_kick(w, 0, 2);
 	th_kick(w, 1, 2);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_RTS], 2);
 	th_pending(w, s);
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 4, kb, 0, BIG, NULL, 0, &r), 0);
 	th_wait_ok(w, r);
 	th_wait_ok(w, s);
 	assert_memory_equal(b, a, BIG);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_CTS], 1);
 	assert_int_equal(c[Q_MSG_FIN], 1);
 	assert_int_equal(c[DRV_LOOP_WRITES], 1);
@@ -307,7 +284,7 @@ static void test_writes_refused(void **state)
 
 	th_fill_pattern(a, 2 * BIG, 8);
 	th_fill_u8(b, 2 * BIG, 0x44);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	assert_int_equal(drv_loop_refuse_writes(w, 3), 0);
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 13, kb, 0, BIG, NULL, 0, &r), 0);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 13, ka, 0, BIG, NULL, 0, &s), 0);
@@ -319,21 +296,9 @@ static void test_writes_refused(void **state)
 	wait_moved(w, x, 4096);
 	assert_memory_equal(b + BIG, a + BIG, 4096);
 	th_check_u8(b + BIG + 4096, BIG - 4096, 0x44, "after the written range");
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[DRV_LOOP_WRITES], 2); /* refused ones are not counted */
 	th_close(w);
-}
-
-/* A message as a far device 0 would send it to device 1. */
-static struct q_msg msg(uint16_t type)
-{
-	struct q_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	m.src = 0;
-	m.dst = 1;
-	return m;
 }
 
 static void test_hostile_peer(void **state)
@@ -354,9 +319,9 @@ static void test_hostile_peer(void **state)
 	/* garbage: unknown type, wrong destination, a source out of range, a
 	 * device talking to itself, an eager message past eager_max or out of
 	 * position, a finish of a slot out of range, a credit past what was sent */
-	m = msg(200);
+	m = loop_msg(200, 0, 1);
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_FIN);
+	m = loop_msg(Q_MSG_FIN, 0, 1);
 	m.dst = 0;
 	m.src = 1;
 	m.queue = 0;
@@ -364,21 +329,21 @@ static void test_hostile_peer(void **state)
 	m.gen = 12345;
 	m.status = ACCDMA_ST_DMA_ERROR;
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_RTS);
+	m = loop_msg(Q_MSG_RTS, 0, 1);
 	m.src = 77;
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_RTS);
+	m = loop_msg(Q_MSG_RTS, 0, 1);
 	m.src = 1;
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_EAGER);
+	m = loop_msg(Q_MSG_EAGER, 0, 1);
 	m.len = ACCDMA_EAGER_MAX;
 	m.pos = 999;
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_FIN);
+	m = loop_msg(Q_MSG_FIN, 0, 1);
 	m.queue = 9;
 	m.slot = 1u << 30;
 	assert_int_equal(drv_loop_inject(w, &m), 0);
-	m = msg(Q_MSG_CREDIT);
+	m = loop_msg(Q_MSG_CREDIT, 0, 1);
 	m.src = 1;
 	m.dst = 0;
 	m.credit = 1u << 31;
@@ -391,7 +356,7 @@ static void test_hostile_peer(void **state)
 	/* a forged announcement for the recv, naming an op device 0 does not
 	 * have: device 0 answers the clearance with a failure, and only the
 	 * recv it names fails */
-	m = msg(Q_MSG_RTS);
+	m = loop_msg(Q_MSG_RTS, 0, 1);
 	m.tag = 8;
 	m.seq = 0;
 	m.key = 0xdead;
@@ -448,7 +413,7 @@ static void test_hostile_clearance(void **state)
 		assert_int_equal(accdma_send(th_q(w, 0), 1, 11, ka, 0, BIG, NULL, 0, &s), 0);
 		th_kick(w, 0, 1);
 		th_pending(w, s);
-		counts(w, base, NULL);
+		loop_counts(w, base, NULL);
 		m = msg_about(Q_MSG_CTS, s);
 		m.key = bad_key ? 0xdead : kb;
 		m.length = bad_key ? BIG : 2 * BIG;
@@ -456,7 +421,7 @@ static void test_hostile_clearance(void **state)
 		memcpy(m.data, &r, sizeof(r));
 		assert_int_equal(drv_loop_inject(w, &m), 0);
 		th_wait_st(w, s, ACCDMA_ST_PEER_ERROR);
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[DRV_LOOP_WRITES], (uint64_t)bad_key); /* the bad key fails at the write */
 		assert_int_equal(c[Q_MSG_FIN], 1); /* the named recv is told */
 		th_check_u8(b, 2 * BIG, 0x33, "recv memory after a forged clearance");

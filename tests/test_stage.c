@@ -17,36 +17,19 @@
  *  - a receiver's table full: staged messages wait unfiled until recvs
  *    make room, and every recv completes.
  */
-#include "helpers/th.h"
+#include "loop_th.h"
 
 #include <unistd.h>
 
-#include "driver/loop/loop.h"
 #include "queue/queue.h"
 
 #define MED 3000 /* above eager_max, within a slot */
 #define SLOTS (q_stage_slots(2))
 
-static accdma_world *loop_open(int n)
-{
-	struct accdma_world_opts o;
-
-	th_opts(&o, n);
-	o.transport = ACCDMA_TRANSPORT_LOOP;
-	return th_open_opts(&o);
-}
-
-static void counts(accdma_world *w, uint64_t *c, const uint64_t *base)
-{
-	assert_int_equal(drv_loop_counts(w, c), 0);
-	for (int i = 0; base && i < DRV_LOOP__COUNT; i++)
-		c[i] -= base[i];
-}
-
 static void test_what_crosses(void **state)
 {
 	(void)state;
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, 2 * Q_STAGE_BYTES, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, 2 * Q_STAGE_BYTES, (void **)&b);
@@ -61,7 +44,7 @@ static void test_what_crosses(void **state)
 		int recv_first = k >= 3;
 
 		th_fill_u8(b, 2 * Q_STAGE_BYTES, 0xEE);
-		counts(w, base, NULL);
+		loop_counts(w, base, NULL);
 		if (recv_first) {
 			assert_int_equal(accdma_recv(th_q(w, 1), 0, 6, kb, 16, Q_STAGE_BYTES, NULL, 0, &r), 0);
 			th_kick(w, 1, 1);
@@ -78,20 +61,20 @@ static void test_what_crosses(void **state)
 		th_check_u8(b, 16, 0xEE, "before the recv range");
 		th_check_pattern(b + 16, len, 1, "staged data");
 		th_check_u8(b + 16 + len, 2 * Q_STAGE_BYTES - 16 - len, 0xEE, "after the data");
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[Q_MSG_STAGED], 1);
 		assert_int_equal(c[DRV_LOOP_WRITES], 1);
 		assert_int_equal(c[Q_MSG_FIN], 1);
 		assert_int_equal(c[Q_MSG_RTS] + c[Q_MSG_CTS] + c[Q_MSG_EAGER], 0);
 	}
 	/* one byte past a slot goes by rendezvous */
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, 7, ka, 0, Q_STAGE_BYTES + 1, NULL, 0, &s), 0);
 	assert_int_equal(accdma_recv(th_q(w, 1), 0, 7, kb, 0, 2 * Q_STAGE_BYTES, NULL, 0, &r), 0);
 	th_wait_ok(w, r);
 	th_wait_ok(w, s);
 	th_check_pattern(b, Q_STAGE_BYTES + 1, 1, "rendezvous data");
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_STAGED], 0);
 	assert_int_equal(c[Q_MSG_RTS], 1);
 	assert_int_equal(c[Q_MSG_CTS], 1);
@@ -104,7 +87,7 @@ static void test_fifo_across_paths(void **state)
 {
 	(void)state;
 	enum { N = 30, STRIDE = 2 * Q_STAGE_BYTES };
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, (uint64_t)N * STRIDE, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, (uint64_t)N * STRIDE, (void **)&b);
@@ -114,7 +97,7 @@ static void test_fifo_across_paths(void **state)
 
 	th_fill_pattern(a, (uint64_t)N * STRIDE, 9);
 	th_fill_u8(b, (uint64_t)N * STRIDE, 0xEE);
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	for (int k = 0; k < N; k++)
 		assert_int_equal(accdma_send(th_q(w, 0), 1, 3, ka, (uint64_t)k * STRIDE, len[k % 3], NULL, 0, &s[k]),
 				 0);
@@ -127,7 +110,7 @@ static void test_fifo_across_paths(void **state)
 		assert_memory_equal(b + (size_t)k * STRIDE, a + (size_t)k * STRIDE, len[k % 3]);
 		th_check_u8(b + (size_t)k * STRIDE + len[k % 3], 8, 0xEE, "after a recv's data");
 	}
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_EAGER], N / 3);
 	assert_int_equal(c[Q_MSG_STAGED], N / 3);
 	assert_int_equal(c[Q_MSG_RTS], N / 3);
@@ -141,7 +124,7 @@ static void test_slots_run_out(void **state)
 {
 	(void)state;
 	enum { N = Q_STAGE_SLOTS_MAX + 8 };
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, (uint64_t)N * 4096, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, (uint64_t)N * 4096, (void **)&b);
@@ -152,11 +135,11 @@ static void test_slots_run_out(void **state)
 	for (int round = 0; round < 2; round++) {
 		th_fill_pattern(a, (uint64_t)N * 4096, 20 + round);
 		th_fill_u8(b, (uint64_t)N * 4096, 0xEE);
-		counts(w, base, NULL);
+		loop_counts(w, base, NULL);
 		for (int k = 0; k < N; k++)
 			assert_int_equal(accdma_send(th_q(w, 0), 1, 4, ka, (uint64_t)k * 4096, 4096, NULL, 0, &s[k]), 0);
 		th_kick(w, 0, 1);
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[Q_MSG_STAGED], SLOTS);
 		assert_int_equal(c[Q_MSG_RTS], N - SLOTS);
 		for (int k = 0; k < N; k++)
@@ -173,7 +156,7 @@ static void test_slots_run_out(void **state)
 static void test_truncated(void **state)
 {
 	(void)state;
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, Q_STAGE_BYTES, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, Q_STAGE_BYTES, (void **)&b);
@@ -184,7 +167,7 @@ static void test_truncated(void **state)
 	th_fill_u8(b, Q_STAGE_BYTES, 0xEE);
 	for (uint32_t k = 0; k < SLOTS + 1; k++) { /* more than the slots: each came back */
 		for (int recv_first = 0; recv_first < 2; recv_first++) {
-			counts(w, base, NULL);
+			loop_counts(w, base, NULL);
 			if (recv_first)
 				assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, MED - 1, NULL, 0, &r), 0);
 			assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ka, 0, MED, NULL, 0, &s), 0);
@@ -192,7 +175,7 @@ static void test_truncated(void **state)
 				assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, MED - 1, NULL, 0, &r), 0);
 			th_wait_st(w, r, ACCDMA_ST_TRUNCATED);
 			th_wait_st(w, s, ACCDMA_ST_TRUNCATED);
-			counts(w, c, base);
+			loop_counts(w, c, base);
 			assert_int_equal(c[Q_MSG_STAGED], 1);
 		}
 	}
@@ -213,7 +196,7 @@ static void test_truncated(void **state)
 static void test_cancel(void **state)
 {
 	(void)state;
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, (uint64_t)SLOTS * 4096, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, (uint64_t)SLOTS * 4096, (void **)&b);
@@ -230,7 +213,7 @@ static void test_cancel(void **state)
 		assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, 0, MED, NULL, 0, &s[0]), 0);
 		th_wait_st(w, s[0], ACCDMA_ST_PEER_ERROR);
 
-		counts(w, base, NULL);
+		loop_counts(w, base, NULL);
 		assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, 0, MED, NULL, 0, &s[0]), 0);
 		th_kick(w, 0, 1);
 		th_kick(w, 1, 1);
@@ -238,12 +221,12 @@ static void test_cancel(void **state)
 		th_wait_st(w, s[0], ACCDMA_ST_CANCELED);
 		assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kb, 0, 4096, NULL, 0, &r[0]), 0);
 		th_wait_st(w, r[0], ACCDMA_ST_PEER_ERROR);
-		counts(w, c, base);
+		loop_counts(w, c, base);
 		assert_int_equal(c[Q_MSG_STAGED], 1);
 		assert_int_equal(c[Q_MSG_WITHDRAW], 1);
 	}
 	th_check_u8(b, (uint64_t)SLOTS * 4096, 0x11, "recv ranges of canceled pairs");
-	counts(w, base, NULL);
+	loop_counts(w, base, NULL);
 	for (uint32_t k = 0; k < SLOTS; k++)
 		assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, (uint64_t)k * 4096, 4096, NULL, 0, &s[k]), 0);
 	for (uint32_t k = 0; k < SLOTS; k++)
@@ -251,7 +234,7 @@ static void test_cancel(void **state)
 	th_wait_all_ok(w, r, (int)SLOTS);
 	th_wait_all_ok(w, s, (int)SLOTS);
 	assert_memory_equal(b, a, (size_t)SLOTS * 4096);
-	counts(w, c, base);
+	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_STAGED], SLOTS);
 	th_close(w);
 }
@@ -259,12 +242,8 @@ static void test_cancel(void **state)
 /* A staged message as far device 0 would send it to device 1. */
 static struct q_msg staged_msg(uint64_t tag, uint64_t seq, uint32_t slot, uint64_t length)
 {
-	struct q_msg m;
+	struct q_msg m = loop_msg(Q_MSG_STAGED, 0, 1);
 
-	memset(&m, 0, sizeof(m));
-	m.type = Q_MSG_STAGED;
-	m.src = 0;
-	m.dst = 1;
 	m.tag = tag;
 	m.seq = seq;
 	m.pos = slot;
@@ -278,7 +257,7 @@ static struct q_msg staged_msg(uint64_t tag, uint64_t seq, uint32_t slot, uint64
 static void test_hostile_peer(void **state)
 {
 	(void)state;
-	accdma_world *w = loop_open(2);
+	accdma_world *w = loop_open(2, 1);
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, Q_STAGE_BYTES, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, Q_STAGE_BYTES, (void **)&b);

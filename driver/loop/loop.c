@@ -71,18 +71,25 @@ static enum accdma_status loop_range(struct fw_link *l, uint32_t dev, uint32_t k
 	return dma_resolve(&w->space, &w->a, dev, key, off, len, 0, addr);
 }
 
+/* Is this write one of those drv_loop_refuse_writes() asked to refuse? (takes it off the count) */
+static int refused(struct loop_link *ll)
+{
+	uint32_t refuse = atomic_load_explicit(&ll->refuse, memory_order_relaxed);
+
+	while (refuse && !atomic_compare_exchange_weak(&ll->refuse, &refuse, refuse - 1))
+		;
+	return refuse != 0;
+}
+
 /* A write is done as it starts: its handle is its outcome (plus one). */
 static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
 				     const void *src, uint64_t *req)
 {
 	struct loop_link *ll = loop_of(l);
-	uint32_t refuse = atomic_load_explicit(&ll->refuse, memory_order_relaxed);
 	void *dst;
 	enum accdma_status st;
 
-	while (refuse && !atomic_compare_exchange_weak(&ll->refuse, &refuse, refuse - 1))
-		;
-	if (refuse)
+	if (refused(ll))
 		return ACCDMA_ST_NOT_ATTEMPTED;
 	st = loop_range(l, dev, key, off, len, &dst);
 	atomic_fetch_add_explicit(&ll->counts[DRV_LOOP_WRITES], 1, memory_order_relaxed);
@@ -110,12 +117,9 @@ static enum accdma_status loop_stage(struct fw_link *l, uint32_t slot, const voi
 				     const struct q_msg *m)
 {
 	struct loop_link *ll = loop_of(l);
-	uint32_t refuse = atomic_load_explicit(&ll->refuse, memory_order_relaxed);
 	void *dst = loop_staged(l, (uint32_t)m->dst, (uint32_t)m->src, slot);
 
-	while (refuse && !atomic_compare_exchange_weak(&ll->refuse, &refuse, refuse - 1))
-		;
-	if (refuse)
+	if (refused(ll))
 		return ACCDMA_ST_NOT_ATTEMPTED;
 	if (!dst || len > Q_STAGE_BYTES)
 		return ACCDMA_ST_OUT_OF_BOUNDS;

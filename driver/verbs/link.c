@@ -356,7 +356,8 @@ static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t l
 	return 0;
 }
 
-static int send_to(struct vb *v, int proc, const struct q_msg *m)
+/* Send @m to @proc, behind @first (send_inline()) if not NULL: then @m must go inline. */
+static int send_to(struct vb *v, int proc, const struct q_msg *m, struct ibv_send_wr *first)
 {
 	uint32_t len = q_msg_bytes(m);
 	struct ibv_sge sge;
@@ -366,7 +367,9 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
 		return -EPIPE;
 	if (len <= v->max_inline)
-		return send_inline(v, proc, m, len, NULL);
+		return send_inline(v, proc, m, len, first);
+	if (first)
+		return -EPIPE;
 	i = take_sbuf(v, proc);
 	if (i < 0)
 		return -EPIPE;
@@ -394,16 +397,13 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
  */
 int vb_post_then_msg(struct vb *v, int proc, struct ibv_send_wr *first, const struct q_msg *m)
 {
-	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]) ||
-	    q_msg_bytes(m) > v->max_inline)
-		return -EPIPE;
-	return send_inline(v, proc, m, q_msg_bytes(m), first);
+	return send_to(v, proc, m, first);
 }
 
 /** vb_ctl_send() - send one of the link's own messages to process @proc. */
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m)
 {
-	return send_to(v, proc, m);
+	return send_to(v, proc, m, NULL);
 }
 
 static int link_send(struct fw_link *l, const struct q_msg *m)
@@ -412,7 +412,7 @@ static int link_send(struct fw_link *l, const struct q_msg *m)
 
 	if (m->dst < 0 || (uint32_t)m->dst >= v->w->a.g.ndev)
 		return -EPIPE;
-	return send_to(v, vb_proc_of(v, (uint32_t)m->dst), m);
+	return send_to(v, vb_proc_of(v, (uint32_t)m->dst), m, NULL);
 }
 
 static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)

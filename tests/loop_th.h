@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_th.h - what the tests of the loop transport share (test_loop.c,
+ * test_stage.c): a world whose devices reach each other only through the
+ * link, the link's counts of what crossed it, and messages to forge.
+ */
+#ifndef ACCDMA_TESTS_LOOP_TH_H
+#define ACCDMA_TESTS_LOOP_TH_H
+
+#include "helpers/th.h"
+
+#include <string.h>
+
+#include "driver/loop/loop.h"
+#include "queue/queue.h"
+
+/* A loop world of @n devices with @queues queues each. */
+static inline accdma_world *loop_open(int n, int queues)
+{
+	struct accdma_world_opts o;
+
+	th_opts(&o, n);
+	o.transport = ACCDMA_TRANSPORT_LOOP;
+	o.queues = queues;
+	return th_open_opts(&o);
+}
+
+/* What crossed @w's link so far (DRV_LOOP__COUNT counts), minus @base if given. */
+static inline void loop_counts(accdma_world *w, uint64_t *c, const uint64_t *base)
+{
+	assert_int_equal(drv_loop_counts(w, c), 0);
+	for (int i = 0; base && i < DRV_LOOP__COUNT; i++)
+		c[i] -= base[i];
+}
+
+/* A message of @type as far device @src would send it to @dst, all else zero. */
+static inline struct q_msg loop_msg(uint16_t type, int32_t src, int32_t dst)
+{
+	struct q_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.src = src;
+	m.dst = dst;
+	return m;
+}
+
+#endif /* ACCDMA_TESTS_LOOP_TH_H */
