@@ -7,7 +7,8 @@
  *    its recv, and nothing else;
  *  - fence and sync modes order those exchanges even/odd (the lower rank
  *    sends first) and put a fence after every send and every recv;
- *  - the chained pipeline keeps its recv -> exec -> send dependencies;
+ *  - the chained pipeline keeps its recv -> exec -> send dependencies, and
+ *    the ping-pong's return send waits on its recv and sends what came in;
  *  - every recv names the device that sends to it.
  */
 #include "helpers/th.h"
@@ -138,6 +139,42 @@ static void test_chained_pipeline(void **state)
 	bw_plan_free(&c);
 }
 
+/* 0 sends and then receives; 1 receives, then sends back the buffer it
+ * received into once its recv is done; the data 0 gets back is its own. */
+static void test_pingpong(void **state)
+{
+	(void)state;
+	struct bw_plan c = build(BW_PAT_PINGPONG, BW_MODE_CHAIN, 2);
+	struct bw_plan f = build(BW_PAT_PINGPONG, BW_MODE_FENCE, 4);
+	uint8_t got, want, buf[16];
+
+	assert_string_equal(kinds(&c, 0), "SR");
+	assert_string_equal(kinds(&c, 1), "RS");
+	assert_int_equal(c.dev[0].ops[0].dep, -1);
+	assert_int_equal(c.dev[1].ops[1].dep, 0); /* the send after the recv */
+	assert_int_equal(c.dev[1].ops[1].buf, BW_BUF_DST);
+	assert_int_equal(c.dev[1].ops[1].peer, 0);
+	assert_sends_meet_recvs(&c);
+	/* fenced, the order stays and a fence follows each; devices 2 and 3 idle */
+	assert_string_equal(kinds(&f, 0), "SFRF");
+	assert_string_equal(kinds(&f, 1), "RFSF");
+	assert_int_equal(f.dev[1].ops[2].dep, 0);
+	assert_int_equal(f.dev[2].nops, 0);
+	assert_int_equal(f.dev[3].nops, 0);
+	assert_sends_meet_recvs(&f);
+	/* both recvs hold device 0's bytes; device 1's would be wrong */
+	bw_pattern_fill(buf, sizeof(buf), 0, 7);
+	assert_int_equal(bw_pattern_check(&c, BW_PAT_PINGPONG, 0, &c.dev[0].ops[1], buf, sizeof(buf), 7, &got,
+					  &want), -1);
+	assert_int_equal(bw_pattern_check(&c, BW_PAT_PINGPONG, 1, &c.dev[1].ops[0], buf, sizeof(buf), 7, &got,
+					  &want), -1);
+	bw_pattern_fill(buf, sizeof(buf), 1, 7);
+	assert_int_not_equal(bw_pattern_check(&c, BW_PAT_PINGPONG, 0, &c.dev[0].ops[1], buf, sizeof(buf), 7,
+					      &got, &want), -1);
+	bw_plan_free(&c);
+	bw_plan_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_bidir),
 		cmocka_unit_test(test_alltoall),
 		cmocka_unit_test(test_chained_pipeline),
+		cmocka_unit_test(test_pingpong),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

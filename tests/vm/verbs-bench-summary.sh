@@ -2,10 +2,11 @@
 # The medians of a verbs benchmark file (build/vm/verbs-bench.txt or
 # build/vm/verbs-bench-bench.txt: VMBENCH lines of tests/vm/verbs-bench.sh)
 # and the ratios issue 26 asks for: accdma-bw's pair bandwidth against
-# ib_write_bw and ib_read_bw, and its 8-byte round's p50 against
+# ib_write_bw and ib_read_bw, and its 8-byte rounds' p50 against
 # ib_send_lat's typical latency (half a round trip, as perftest reports
-# it) and against the round trip (twice that). Each ratio is also taken
-# round by round, and its median given.
+# it): the ping-pong's round trip, halved as perftest halves its own; the
+# pair stream's time per send; the permute's round (both ranks send at
+# once). Each ratio is taken round by round, and its median given.
 #   tests/vm/verbs-bench-summary.sh FILE
 set -euo pipefail
 file=${1:?usage: verbs-bench-summary.sh FILE}
@@ -31,10 +32,16 @@ END {
 		printf "%-10s %9s Gb/s %9s Gb/s %9s Gb/s %9.2fx %9.2fx\n", s, median(v["accdma-bw-pair", s]),
 		       median(v["ib_write_bw", s]), median(v["ib_read_bw", s]), median(rw), median(rr)
 	}
-	rl = ""
-	for (n in rounds)
-		if (r["accdma-bw-pair", 8, n] && r["ib_send_lat", 8, n]) rl = rl " " r["accdma-bw-pair", 8, n] / r["ib_send_lat", 8, n]
-	printf "8 bytes: accdma-bw round p50 %s us, ib_send_lat typical %s us: %.2fx (%.2fx a round trip)\n",
-	       median(v["accdma-bw-pair", 8]), median(v["ib_send_lat", 8]), median(rl), median(rl) / 2
+	printf "8 bytes: ib_send_lat typical %s us (half a round trip); accdma-bw p50, and its ratio:\n",
+	       median(v["ib_send_lat", 8])
+	split("pingpong pair permute", pats, " ")
+	split("ping-pong round trip, halved|pair stream, time per send|permute round", what, "|")
+	for (k = 1; k <= 3; k++) {
+		t = "accdma-bw-" pats[k]; h = pats[k] == "pingpong" ? 2 : 1; rl = ""
+		for (n in rounds)
+			if (r[t, 8, n] && r["ib_send_lat", 8, n]) rl = rl " " r[t, 8, n] / h / r["ib_send_lat", 8, n]
+		if (rl != "")
+			printf "  %-30s %8.1f us  %6.2fx\n", what[k], median(v[t, 8]) / h, median(rl)
+	}
 	printf "(medians of %d rounds; ratios: the median of the per-round ratios)\n", length(rounds)
 }' "$file"

@@ -6,7 +6,9 @@
 # of the same minute. VMBENCH lines only: recorded, never judged.
 #   verbs_bench_round N   one round: write, read and accdma-bw pair
 #                         bandwidth at 64 KiB, 1 MiB and 4 MiB, then the
-#                         8-byte ib_send_lat and accdma-bw round
+#                         8-byte ib_send_lat and accdma-bw's 8-byte rounds:
+#                         the pair stream's time per send, the ping-pong's
+#                         round trip, the permute's round
 # Each line: `VMBENCH TOOL SIZE VALUE UNIT round N` (tests/vm/verbs-bench-summary.sh).
 
 # wait_listen PORT: until a server listens on the TCP port (10 s).
@@ -74,17 +76,18 @@ perftest_once() {
 	done
 }
 
-# accdma_once SIZE ITERS [lat]: accdma-bw over the verbs transport, two ranks
-# started by accdma-run: the pair pattern's bandwidth in Gb/s (its GB/s
-# times 8, perftest's unit), or with "lat" the p50 of an 8-byte round in
-# usec. Prints the value, or nothing.
+# accdma_once SIZE ITERS [lat [PATTERN]]: accdma-bw over the verbs
+# transport, two ranks started by accdma-run: the pattern's (default pair)
+# bandwidth in Gb/s (its GB/s times 8, perftest's unit), or with "lat" the
+# p50 of a round in usec. Prints the value, or nothing.
 accdma_once() {
-	_a="-p pair -m chain -s $1 -n $2 -r 1 --csv --no-memcpy"
+	_p=${4:-pair}
+	_a="-p $_p -m chain -s $1 -n $2 -r 1 --csv --no-memcpy"
 	[ -n "${3:-}" ] && _a="$_a -l"
 	# shellcheck disable=SC2086 # the options, split
 	/vmtest/bin/accdma-run -n 2 -- env ACCDMA_TRANSPORT=verbs ACCDMA_IB_DEV=rxe0,rxe1 \
 		/vmtest/bin/accdma-bw -t verbs $_a > /tmp/abw.out 2>&1
-	_v=$(awk -F, -v s="$1" -v lat="${3:-}" '$1 == "pair" && $2 == "chain" && $3 == s {
+	_v=$(awk -F, -v p="$_p" -v s="$1" -v lat="${3:-}" '$1 == p && $2 == "chain" && $3 == s {
 		v = lat ? $17 : $10 * 8 } END { if (v != "") print v }' /tmp/abw.out)
 	[ -n "$_v" ] || { echo "bench: accdma-bw $1 gave no result:" >&2; tail -n 8 /tmp/abw.out >&2; }
 	echo "$_v"
@@ -114,4 +117,6 @@ verbs_bench_round() {
 	done
 	record "$1" ib_send_lat 8 usec "$(perftest_once ib_send_lat 8 1000)"
 	record "$1" accdma-bw-pair 8 usec "$(accdma_once 8 1000 lat)"
+	record "$1" accdma-bw-pingpong 8 usec "$(accdma_once 8 1000 lat pingpong)"
+	record "$1" accdma-bw-permute 8 usec "$(accdma_once 8 1000 lat permute)"
 }

@@ -28,6 +28,7 @@ enum bw_pattern {
 	BW_PAT_PIPELINE, /* i < N/2 sends to i + N/2 */
 	BW_PAT_ALLTOALL, /* everyone to everyone (pairwise exchange) */
 	BW_PAT_CHAIN,    /* 0 -> 1 -> ... -> N-1, recv -> exec -> send on every middle stage */
+	BW_PAT_PINGPONG, /* dev 0 -> dev 1 -> dev 0: 1's send waits on its recv's token */
 	BW_PAT__COUNT
 };
 

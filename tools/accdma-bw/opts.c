@@ -14,6 +14,7 @@ static const char *const pattern_names[BW_PAT__COUNT] = {
 	[BW_PAT_PAIR] = "pair",         [BW_PAT_BIDIR] = "bidir",
 	[BW_PAT_PERMUTE] = "permute",   [BW_PAT_PIPELINE] = "pipeline",
 	[BW_PAT_ALLTOALL] = "alltoall", [BW_PAT_CHAIN] = "chain",
+	[BW_PAT_PINGPONG] = "pingpong",
 };
 
 static const char *const mode_names[BW_MODE__COUNT] = {
@@ -65,8 +66,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: accdma-bw [options]\n"
-		"  -p, --pattern P       pair | bidir | permute | pipeline | alltoall | chain (default permute)\n"
+		"  -p, --pattern P       pair | bidir | permute | pipeline | alltoall | chain | pingpong\n"
+		"                        (default permute)\n"
 		"                        chain: 0 -> 1 -> ... -> N-1 with recv -> exec -> send per stage\n"
+		"                        pingpong: 0 -> 1 -> 0, 1 sending back what it received once its\n"
+		"                        recv is done (a token dependency, no host wait): with -l, a round\n"
+		"                        trip, as perftest's _lat tools time one\n"
 		"  -b, --min-bytes N     first message size (default 8; K/M/G suffixes)\n"
 		"  -e, --max-bytes N     last message size (default 16M)\n"
 		"  -f, --factor F        size step factor (default 2)\n"

@@ -148,6 +148,18 @@ int bw_plan_build(struct bw_plan *p, enum bw_pattern pat, enum bw_mode mode, int
 					ADD(&b, ACCDMA_OP_SEND, d + 1, BW_BUF_DST, 0, x);
 			}
 			break;
+		case BW_PAT_PINGPONG:
+			/* what 1 sends back is what it received, sent once its recv is done */
+			if (d == 0) {
+				ADD(&b, ACCDMA_OP_SEND, 1, BW_BUF_SRC, 0, -1);
+				ADD(&b, ACCDMA_OP_RECV, 1, BW_BUF_DST, 0, -1);
+			} else if (d == 1) {
+				int r;
+				ADD(&b, ACCDMA_OP_RECV, 0, BW_BUF_DST, 0, -1);
+				r = last;
+				ADD(&b, ACCDMA_OP_SEND, 0, BW_BUF_DST, 0, r);
+			}
+			break;
 		default:
 			snprintf(err, errlen, "unknown pattern");
 			bw_plan_free(p);
@@ -216,7 +228,7 @@ int64_t bw_pattern_check(const struct bw_plan *p, enum bw_pattern pat, int dev,
 	uint64_t i;
 
 	(void)p;
-	if (pat == BW_PAT_CHAIN)
+	if (pat == BW_PAT_CHAIN || pat == BW_PAT_PINGPONG)
 		src = 0;
 	for (i = 0; i < len; i++) {
 		uint8_t w = bw_pattern_byte(src, seed, i);

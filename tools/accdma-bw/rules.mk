@@ -45,7 +45,7 @@ BW_SHM := $(BW_ENV) $(B)/accdma-run -n 2 -- $(B)/accdma-bw
 .PHONY: check-accdma-bw plot
 check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	@set -e; \
-	for p in pair bidir permute pipeline chain; do \
+	for p in pair bidir permute pipeline chain pingpong; do \
 	  echo "== accdma-bw --pattern $$p --devices 4"; \
 	  $(BW_SMOKE) --pattern $$p --devices 4 --min-bytes 1 --max-bytes 1M --factor 64 > /dev/null; \
 	done; \
@@ -56,7 +56,7 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	echo "== accdma-bw with a queue smaller than the window (a full queue waits for the oldest iteration)"; \
 	$(BW_SMOKE) --pattern permute --devices 3 --queue-depth 8 --csv --min-bytes 8 --max-bytes 4097 --factor 512 \
 	  | grep -c ',1$$' | grep -qx 6; \
-	for p in pair bidir permute pipeline chain; do \
+	for p in pair bidir permute pipeline chain pingpong; do \
 	  echo "== accdma-bw --mode sync --pattern $$p --devices 4"; \
 	  $(BW_SMOKE) --mode sync --pattern $$p --devices 4 --min-bytes 1 --max-bytes 64K --factor 64 > /dev/null; \
 	done; \
@@ -68,9 +68,11 @@ check-accdma-bw: $(B)/accdma-bw $(B)/accdma-run $(B)/bare-loop
 	echo "== accdma-bw --latency"; \
 	$(BW_SMOKE) --latency --pattern permute --devices 2 --size 8 > /dev/null; \
 	$(BW_SMOKE) --latency --mode sync --pattern permute --devices 2 --size 8 > /dev/null; \
+	$(BW_SMOKE) --latency --pattern pingpong --devices 2 --min-bytes 8 --max-bytes 64K --factor 64 > /dev/null; \
 	echo "== accdma-run -n 2 -- accdma-bw (shm, one process per device)"; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --pattern permute --min-bytes 8 --max-bytes 1M --factor 64 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --engines 0 --pattern pair --size 4097 > /dev/null; \
+	$(BW_SHM) $(BW_SMOKE_ARGS) --latency --mode chain --pattern pingpong --min-bytes 8 --max-bytes 64K --factor 64 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --pattern permute --min-bytes 8 --max-bytes 4097 --factor 512 > /dev/null; \
 	$(BW_SHM) $(BW_SMOKE_ARGS) --mode sync --latency --engines 0 --pattern bidir --size 64 > /dev/null; \
 	echo "== accdma-run -n 3 -- accdma-bw: the header names every rank's NUMA node (sent to rank 0)"; \
