@@ -34,10 +34,10 @@ END {
 	}
 	printf "8 bytes: ib_send_lat typical %s us (half a round trip); accdma-bw p50, and its ratio:\n",
 	       median(v["ib_send_lat", 8])
-	split("pingpong pair permute", pats, " ")
-	split("ping-pong round trip, halved|pair stream, time per send|permute round", what, "|")
-	for (k = 1; k <= 3; k++) {
-		t = "accdma-bw-" pats[k]; h = pats[k] == "pingpong" ? 2 : 1; rl = ""
+	split("pingpong pingpong-e0 pair permute", pats, " ")
+	split("ping-pong round trip, halved|the same, ACCDMA_ENGINES=0|pair stream, time per send|permute round", what, "|")
+	for (k = 1; k <= 4; k++) {
+		t = "accdma-bw-" pats[k]; h = pats[k] ~ /^pingpong/ ? 2 : 1; rl = ""
 		for (n in rounds)
 			if (r[t, 8, n] && r["ib_send_lat", 8, n]) rl = rl " " r[t, 8, n] / h / r["ib_send_lat", 8, n]
 		if (rl != "")

@@ -8,7 +8,8 @@
 #                         bandwidth at 64 KiB, 1 MiB and 4 MiB, then the
 #                         8-byte ib_send_lat and accdma-bw's 8-byte rounds:
 #                         the pair stream's time per send, the ping-pong's
-#                         round trip, the permute's round
+#                         round trip (also with ACCDMA_ENGINES=0), the
+#                         permute's round
 # Each line: `VMBENCH TOOL SIZE VALUE UNIT round N` (tests/vm/verbs-bench-summary.sh).
 
 # wait_listen PORT: until a server listens on the TCP port (10 s).
@@ -118,5 +119,7 @@ verbs_bench_round() {
 	record "$1" ib_send_lat 8 usec "$(perftest_once ib_send_lat 8 1000)"
 	record "$1" accdma-bw-pair 8 usec "$(accdma_once 8 1000 lat)"
 	record "$1" accdma-bw-pingpong 8 usec "$(accdma_once 8 1000 lat pingpong)"
+	# the same with no engine threads: the waiting thread does all the work
+	record "$1" accdma-bw-pingpong-e0 8 usec "$(ACCDMA_ENGINES=0 accdma_once 8 1000 lat pingpong)"
 	record "$1" accdma-bw-permute 8 usec "$(accdma_once 8 1000 lat permute)"
 }
