@@ -26,6 +26,19 @@
 #define MED 3000 /* above eager_max, within a slot */
 #define SLOTS (q_stage_slots(2))
 
+/* Device 0 sends @len bytes from the start of @ka on @tag, device 1 takes
+ * them into the start of @kb (room for @cap) with the recv posted after:
+ * both complete OK. */
+static void pair_ok(accdma_world *w, uint64_t tag, accdma_key ka, uint64_t len, accdma_key kb, uint64_t cap)
+{
+	accdma_token s, r;
+
+	assert_int_equal(accdma_send(th_q(w, 0), 1, tag, ka, 0, len, NULL, 0, &s), 0);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, tag, kb, 0, cap, NULL, 0, &r), 0);
+	th_wait_ok(w, r);
+	th_wait_ok(w, s);
+}
+
 static void test_what_crosses(void **state)
 {
 	(void)state;
@@ -69,10 +82,7 @@ static void test_what_crosses(void **state)
 	}
 	/* one byte past a slot goes by rendezvous */
 	loop_counts(w, base, NULL);
-	assert_int_equal(accdma_send(th_q(w, 0), 1, 7, ka, 0, Q_STAGE_BYTES + 1, NULL, 0, &s), 0);
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, 7, kb, 0, 2 * Q_STAGE_BYTES, NULL, 0, &r), 0);
-	th_wait_ok(w, r);
-	th_wait_ok(w, s);
+	pair_ok(w, 7, ka, Q_STAGE_BYTES + 1, kb, 2 * Q_STAGE_BYTES);
 	th_check_pattern(b, Q_STAGE_BYTES + 1, 1, "rendezvous data");
 	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_STAGED], 0);
@@ -180,10 +190,7 @@ static void test_truncated(void **state)
 		}
 	}
 	th_check_u8(b, Q_STAGE_BYTES, 0xEE, "recv range after truncations");
-	assert_int_equal(accdma_send(th_q(w, 0), 1, 2, ka, 0, MED, NULL, 0, &s), 0);
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, 2, kb, 0, MED, NULL, 0, &r), 0);
-	th_wait_ok(w, r);
-	th_wait_ok(w, s);
+	pair_ok(w, 2, ka, MED, kb, MED);
 	assert_memory_equal(b, a, MED);
 	th_close(w);
 }
@@ -261,7 +268,7 @@ static void test_hostile_peer(void **state)
 	uint8_t *a, *b;
 	accdma_key ka = th_alloc(w, 0, Q_STAGE_BYTES, (void **)&a);
 	accdma_key kb = th_alloc(w, 1, Q_STAGE_BYTES, (void **)&b);
-	accdma_token r, s;
+	accdma_token r;
 	struct q_msg m;
 
 	th_fill_pattern(a, Q_STAGE_BYTES, 4);
@@ -303,10 +310,7 @@ static void test_hostile_peer(void **state)
 	/* the world goes on: real pairs on another tag, every path */
 	for (uint64_t len = 8; len <= Q_STAGE_BYTES; len *= 16) {
 		th_fill_u8(b, Q_STAGE_BYTES, 0x22);
-		assert_int_equal(accdma_send(th_q(w, 0), 1, 11, ka, 0, len, NULL, 0, &s), 0);
-		assert_int_equal(accdma_recv(th_q(w, 1), 0, 11, kb, 0, Q_STAGE_BYTES, NULL, 0, &r), 0);
-		th_wait_ok(w, r);
-		th_wait_ok(w, s);
+		pair_ok(w, 11, ka, len, kb, Q_STAGE_BYTES);
 		assert_memory_equal(b, a, len);
 	}
 	th_close(w);
