@@ -258,8 +258,9 @@ out:
 	return len;
 }
 
-/* Each engine of local device @dev: asleep or not, and how many passes it
- * (or a host polling for it) ran between @before and now. */
+/* Each engine of local device @dev: asleep or not, how many passes it (or a
+ * host polling for it) ran between @before and now, and its late wake-ups
+ * and naps beside polling hosts. */
 static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t *before, FILE *f)
 {
 	struct q_dev_sh *ds = q_dev(&w->a, dev);
@@ -267,15 +268,18 @@ static void engines_report(struct accdma_world *w, uint32_t dev, const uint64_t 
 	for (uint32_t e = 0; e < w->a.g.engines; e++) {
 		uint64_t hb = atomic_load_explicit(&ds->engines[e].heartbeats, memory_order_relaxed);
 		uint64_t late = atomic_load(&ds->engines[e].late_wakes);
+		uint64_t naps = atomic_load(&ds->engines[e].naps);
 
-		fprintf(f, "  engine %u: %s, %llu passes in all, %llu in the last %d ms, %llu late wake-up%s\n",
+		fprintf(f, "  engine %u: %s, %llu passes in all, %llu in the last %d ms, %llu late wake-up%s, "
+			   "%llu nap%s\n",
 			e,
 			!atomic_load(&ds->engines[e].running)  ? "not running"
 			: atomic_load(&ds->engines[e].sleeping) ? "asleep on its doorbell"
 								 : "awake",
 			(unsigned long long)hb, (unsigned long long)(hb - before[e]),
 			DRV_STALL_SAMPLE_MS,
-			(unsigned long long)late, late == 1 ? "" : "s");
+			(unsigned long long)late, late == 1 ? "" : "s", (unsigned long long)naps,
+			naps == 1 ? "" : "s");
 	}
 }
 

@@ -26,6 +26,11 @@ struct accdma_world;
  *               with opts.membarrier = 0: where every op waits on a network
  *               round trip, a fence per kick is noise, and a membarrier per
  *               sleep interrupts every CPU running a registered process.
+ * @small_spin_ns: how long a waiter on one small transfer polls before it
+ *                 sleeps (0: the driver's default, WAIT_SPIN_SMALL_NS): where
+ *                 such a transfer waits on a network round trip, the
+ *                 default can run out before it, and the sleep then hands
+ *                 each round to the engine threads.
  * @shared_arena: the arena is shared with other processes (its geometry is
  *                laid out with process-shared waiting).
  * @open: join the world: set w->first_local/nlocal, map the arena at w->a.sh
@@ -56,6 +61,7 @@ struct drv_transport {
 	int shared_arena;
 	int kernel_engines;
 	int full_fences;
+	uint64_t small_spin_ns;
 	int (*open)(struct accdma_world *w);
 	int (*start)(struct accdma_world *w);
 	void (*stop)(struct accdma_world *w);

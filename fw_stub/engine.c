@@ -6,7 +6,9 @@
  * short while (work is often near: a peer is about to post), then announces
  * that it sleeps and waits on its doorbell futex. Whoever publishes work
  * (host post, a completion it may depend on, a mailbox request) kicks it.
- * While a host thread polls the device (fw_device_poll), the engine naps.
+ * While a host thread polls the device (fw_device_poll), the engine naps, and
+ * naps on for a nap after a host whose wait ended done: it is usually back
+ * within a round.
  */
 
 #include "fw_stub/fw_internal.h"
@@ -77,8 +79,10 @@ static int engine_try_pass(struct fw_engine *e)
  * (engine_nap()) rather than compete with the polling host for the core. */
 void fw_device_poll_begin(struct fw_device *fd)
 {
-	if (fd)
-		os_fetch_add(&fd->pollers, 1, OS_RELAXED);
+	if (!fd)
+		return;
+	os_fetch_add(&fd->pollers, 1, OS_RELAXED);
+	os_fetch_add(&fd->poll_sessions, 1, OS_RELAXED);
 }
 
 /* fw_device_poll_end(): @wake cuts the nap short when the poller leaves work behind. */
@@ -87,8 +91,10 @@ void fw_device_poll_end(struct fw_device *fd, int wake)
 	if (!fd)
 		return;
 	os_fetch_sub(&fd->pollers, 1, OS_SEQ_CST);
-	if (wake)
+	if (wake) {
+		os_fetch_add(&fd->poll_handoffs, 1, OS_SEQ_CST);
 		fw_wake_nappers(fd);
+	}
 }
 
 /**
@@ -149,18 +155,49 @@ static int stopping(const struct fw_device *fd)
  * the core only slows both down. Nap instead, without announcing `sleeping`,
  * so that posts ring no doorbell syscall; fw_device_poll_end() wakes us early
  * if the poller gives up before its work is done.
+ *
+ * A host whose wait ended with its op done usually posts the next step and
+ * waits again within a round, so a nap in which a host polled is followed by
+ * another even if nobody polls right now (hosted_lately()). Without it, an
+ * engine that woke between two such waits would go to sleep, and every post
+ * or message after it would pay for a wake-up (a context switch per round
+ * where cores are few). So work a host leaves behind on success waits two
+ * naps at most; a host that gives up hands it over at once.
  */
 static void engine_nap(struct fw_engine *e)
 {
 	struct fw_device *fd = e->dev;
 	uint32_t seq = os_load(&e->sh->wake_seq, OS_ACQUIRE);
+	uint32_t sessions = os_load(&fd->poll_sessions, OS_RELAXED), handoffs;
 
-	/* seq_cst store and load, against fw_device_poll_end()'s: either it sees
-	 * us napping, or we see that nobody polls any more. */
+	/* seq_cst store and loads, against fw_device_poll_end()'s: either it sees
+	 * us napping, or we see that nobody polls any more, or that it handed over. */
 	os_store(&e->napping, 1, OS_SEQ_CST);
-	if (os_load(&fd->pollers, OS_SEQ_CST) && !stopping(fd))
+	handoffs = os_load(&fd->poll_handoffs, OS_SEQ_CST);
+	if ((os_load(&fd->pollers, OS_SEQ_CST) || handoffs == e->seen_handoffs) && !stopping(fd)) {
+		e->seen_sessions = sessions;
+		e->seen_handoffs = handoffs;
+		q_single_writer_add(&e->sh->naps, 1);
 		os_wait32(&e->sh->wake_seq, seq, FW_NAP_NS);
+	}
 	os_store(&e->napping, 0, OS_RELAXED);
+}
+
+/* Did a host thread start polling since we last looked, and nobody hand work
+ * over since? Then nap on (engine_nap()). */
+static int hosted_lately(const struct fw_engine *e)
+{
+	const struct fw_device *fd = e->dev;
+
+	return os_load(&fd->poll_sessions, OS_RELAXED) != e->seen_sessions &&
+	       os_load(&fd->poll_handoffs, OS_RELAXED) == e->seen_handoffs;
+}
+
+/* Forget the sessions so far: those of our sleep say nothing about now. */
+static void seen_now(struct fw_engine *e)
+{
+	e->seen_sessions = os_load(&e->dev->poll_sessions, OS_RELAXED);
+	e->seen_handoffs = os_load(&e->dev->poll_handoffs, OS_RELAXED);
 }
 
 /*
@@ -204,7 +241,7 @@ static void *engine_main(void *arg)
 			idle_since = 0;
 			continue;
 		}
-		if (os_load(&fd->pollers, OS_RELAXED)) {
+		if (os_load(&fd->pollers, OS_RELAXED) || hosted_lately(e)) {
 			engine_nap(e);
 			idle_since = 0;
 			continue;
@@ -251,6 +288,7 @@ static void *engine_main(void *arg)
 					ns = ns < FW_SLEEP_CHECK_MAX_NS / 2 ? 2 * ns : FW_SLEEP_CHECK_MAX_NS;
 		}
 		os_store(&e->sh->sleeping, 0, OS_RELAXED);
+		seen_now(e);
 		idle_since = 0;
 	}
 	os_store(&e->sh->running, 0, OS_SEQ_CST);

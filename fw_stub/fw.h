@@ -104,7 +104,7 @@ void fw_device_poll_begin(struct fw_device *fd);
  * fw_device_poll_end() - the host thread stops polling.
  * @fd: the device (NULL is ignored).
  * @wake: wake napping engines now (the poller leaves work behind); otherwise
- *        they resume within their nap period.
+ *        they resume within two naps (fw_stub/engine.c, engine_nap()).
  */
 void fw_device_poll_end(struct fw_device *fd, int wake);
 

@@ -136,6 +136,9 @@ struct fw_engine {
 	_Atomic int retry; /* written in a pass, read by the engine thread deciding how long to sleep */
 	_Atomic int in_pass; /* a thread (engine or polling host) is running a pass */
 	_Atomic int napping; /* the engine thread naps while a host thread polls */
+	/* the device's poll sessions and hand-overs as the engine last looked
+	 * (engine thread only): a session begun since then may keep it napping */
+	uint32_t seen_sessions, seen_handoffs;
 	struct fw_queue **queues;
 	uint32_t nqueues;
 };
@@ -184,6 +187,8 @@ struct fw_device {
 	_Atomic int stop; /* this process stops this device (the arena's stop flag may be shared) */
 	struct fw_split split;
 	_Atomic int pollers; /* host threads polling this device now */
+	_Atomic uint32_t poll_sessions; /* host poll sessions begun */
+	_Atomic uint32_t poll_handoffs; /* ... and ended leaving work to the engines */
 	struct fw_eager_tx *eager_tx;  /* by receiver (NULL: the world has no eager rings) */
 	struct fw_eager_rx *eager_rx;  /* by sender */
 	_Atomic int eager_tx_lock, eager_rx_lock;

@@ -127,6 +127,8 @@ struct q_engine_sh {
 	Q_ATOMIC(uint64_t) heartbeats __attribute__((aligned(Q_CACHELINE)));
 	/* Deep sleeps that ran out and found work: wake-ups that never came. */
 	Q_ATOMIC(uint64_t) late_wakes;
+	/* Naps beside a polling host thread (fw_stub/engine.c, engine_nap()). */
+	Q_ATOMIC(uint64_t) naps;
 } __attribute__((aligned(Q_CACHELINE)));
 
 /* q_region.registered: device memory (0); caller memory at @offset as an

@@ -404,6 +404,7 @@ static void test_stall_report_ring(void **state)
 	assert_non_null(strstr(buf, "device 1: 1 pending op\n"));
 	assert_non_null(strstr(buf, "  engine 0: "));
 	assert_non_null(strstr(buf, " passes in all, "));
+	assert_true(strstr(buf, " late wake-ups, ") && (strstr(buf, " naps\n") || strstr(buf, " nap\n")));
 	assert_non_null(strstr(buf, "  eager ring from dev 0: a message landed and not taken: tag 9 seq 0, "
 				    "64 bytes (position 0)\n"));
 	assert_null(strstr(buf, "eager ring from dev 1"));

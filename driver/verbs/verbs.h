@@ -39,6 +39,11 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
  * sleep cuts it short (link_idle()); a host waiter that stops polling hands
  * the queue to its engines first. */
 #define VB_POLLER_NAP_NS 1000000
+/* A waiter on one small transfer polls this long before it sleeps: five
+ * times the driver's default, as a round trip through soft-RoCE under
+ * emulation (200-600 us) outlasts that, and each waiter that sleeps then
+ * costs its process a hand-off to its engine thread and back. */
+#define VB_WAIT_SPIN_SMALL_NS 1000000
 #define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
 #define VB_WRITES 32               /* writes in flight in a process, at most */

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_nap.c - an engine naps while a host thread polls its device, and for
+ * a nap after a host whose wait ended done, but not for polling it slept
+ * through, nor after a host that handed its work over (fw_stub/engine.c,
+ * engine_nap()).
+ *
+ * The host side is driven directly (fw_device_poll_begin()/_end(), as a
+ * waiting host's spin does), with ACCDMA_SPIN_US=0 so that an idle engine
+ * goes to sleep at once. What is checked is the engine's shared nap count
+ * and its `sleeping` flag, never how long anything took: every loop here
+ * waits for a state, with a hang guard.
+ */
+#include "helpers/th.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "driver/internal.h"
+#include "fw_stub/fw.h"
+
+static accdma_world *open_one(void)
+{
+	struct accdma_world_opts o;
+	accdma_world *w;
+
+	setenv("ACCDMA_SPIN_US", "0", 1);
+	th_opts(&o, 1);
+	o.engines = 1;
+	w = th_open_opts(&o);
+	unsetenv("ACCDMA_SPIN_US");
+	return w;
+}
+
+/* Wait (hang guard only) until *@word is at least @want. */
+static void until_at_least(_Atomic uint64_t *word, uint64_t want)
+{
+	for (int i = 0; atomic_load(word) < want; i++) {
+		assert_true(i < TH_HANG_MS * 10);
+		nanosleep(&(struct timespec){ 0, 100 * 1000 }, NULL);
+	}
+}
+
+/* Wait (hang guard only) until the engine announces that it sleeps. */
+static void until_asleep(struct q_engine_sh *es)
+{
+	for (int i = 0; !atomic_load(&es->sleeping); i++) {
+		assert_true(i < TH_HANG_MS * 10);
+		nanosleep(&(struct timespec){ 0, 100 * 1000 }, NULL);
+	}
+}
+
+/* Two host sessions overlap the engine's nap and both end with their work
+ * done: the engine naps once more before it sleeps, whichever comes first,
+ * the nap's end or theirs. */
+static void test_naps_on_after_done_wait(void **state)
+{
+	accdma_world *w = open_one();
+	struct q_dev_sh *ds = q_dev(&w->a, 0);
+	struct q_engine_sh *es = &ds->engines[0];
+	struct fw_device *fd = w->devs[0].fw;
+	uint64_t n0;
+
+	(void)state;
+	until_asleep(es);
+	n0 = atomic_load(&es->naps);
+	fw_device_poll_begin(fd);
+	q_engine_kick(ds, 0);
+	until_at_least(&es->naps, n0 + 1); /* napping beside the first host */
+	fw_device_poll_begin(fd);
+	fw_device_poll_end(fd, 0);
+	fw_device_poll_end(fd, 0);
+	until_asleep(es);
+	assert_true(atomic_load(&es->naps) >= n0 + 2);
+	th_close(w);
+}
+
+/* A host session that begins and ends while the engine sleeps says nothing
+ * about the host once the engine wakes: it does not nap then. */
+static void test_no_nap_for_polling_slept_through(void **state)
+{
+	accdma_world *w = open_one();
+	struct q_dev_sh *ds = q_dev(&w->a, 0);
+	struct q_engine_sh *es = &ds->engines[0];
+	struct fw_device *fd = w->devs[0].fw;
+	uint64_t n0, hb0;
+
+	(void)state;
+	until_asleep(es);
+	n0 = atomic_load(&es->naps);
+	fw_device_poll_begin(fd);
+	fw_device_poll_end(fd, 0);
+	hb0 = atomic_load(&es->heartbeats);
+	q_engine_kick(ds, 0);
+	until_at_least(&es->heartbeats, hb0 + 1); /* awake: it ran a pass */
+	until_asleep(es);
+	assert_int_equal(atomic_load(&es->naps), n0);
+	th_close(w);
+}
+
+/* A host that gives up polling hands its work over (fw_device_poll_end()
+ * with @wake): the engine leaves its nap and does not nap on, though another
+ * session ended done beside it. Its nap may also run out while the first
+ * host still polls, and it then naps again as it should; so the trial is
+ * repeated, and one in ten must show no second nap. */
+static void test_handoff_ends_napping(void **state)
+{
+	accdma_world *w = open_one();
+	struct q_dev_sh *ds = q_dev(&w->a, 0);
+	struct q_engine_sh *es = &ds->engines[0];
+	struct fw_device *fd = w->devs[0].fw;
+	int once = 0;
+
+	(void)state;
+	for (int trial = 0; trial < 10 && !once; trial++) {
+		uint64_t n0;
+
+		until_asleep(es);
+		n0 = atomic_load(&es->naps);
+		fw_device_poll_begin(fd);
+		q_engine_kick(ds, 0);
+		until_at_least(&es->naps, n0 + 1);
+		fw_device_poll_begin(fd);
+		fw_device_poll_end(fd, 0);
+		fw_device_poll_end(fd, 1);
+		until_asleep(es);
+		once = atomic_load(&es->naps) == n0 + 1;
+	}
+	assert_true(once);
+	th_close(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_naps_on_after_done_wait),
+		cmocka_unit_test(test_no_nap_for_polling_slept_through),
+		cmocka_unit_test(test_handoff_ends_napping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
