@@ -15,7 +15,8 @@
  * The poller thread polls the completion queue, spinning while traffic may
  * be near, then sleeping on the completion channel. Any thread that waits
  * for a completion polls too when the poller is not; while engines or a
- * waiting host poll, the poller naps instead of spinning.
+ * waiting host poll, the poller naps instead of spinning, until an engine
+ * goes to sleep.
  */
 #include <errno.h>
 #include <poll.h>
@@ -224,14 +225,14 @@ static int engine_asleep(struct vb *v)
 	return 0;
 }
 
-/* The poller's nap, cut short by link_idle(). */
+/* The poller's nap, cut short by link_idle() and by close (VB_POLLER_NAP_NS says how long). */
 static void nap(struct vb *v)
 {
 	uint32_t seq = atomic_load_explicit(&v->nap_seq, memory_order_seq_cst);
 
 	atomic_store_explicit(&v->napping, 1, memory_order_seq_cst);
 	if (!engine_asleep(v))
-		os_wait32(&v->nap_seq, seq, VB_POLLER_NAP_NS);
+		os_wait32(&v->nap_seq, seq, v->w->threaded ? VB_POLLER_LONG_NAP_NS : VB_POLLER_NAP_NS);
 	atomic_store_explicit(&v->napping, 0, memory_order_relaxed);
 }
 

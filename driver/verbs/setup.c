@@ -280,6 +280,8 @@ int vb_link_check_paths(struct vb *v, char *err, size_t errlen)
 void vb_link_close(struct vb *v)
 {
 	atomic_store(&v->stop, 1);
+	atomic_fetch_add(&v->nap_seq, 1); /* out of a nap now, not at its end */
+	os_wake32(&v->nap_seq);
 	if (v->poller_started)
 		pthread_join(v->poller, NULL);
 	v->poller_started = 0;

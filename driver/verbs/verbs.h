@@ -37,8 +37,12 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
 /* The poller's nap while others poll: each nap is a timer interrupt, which
  * costs the pollers' cores (under emulation, dearly). An engine that goes to
  * sleep cuts it short (link_idle()); a host waiter that stops polling hands
- * the queue to its engines first. */
+ * the queue to its engines first. With engine threads, one that is awake
+ * polls the queue in each pass, and one that naps resumes within its own
+ * naps, so the poller naps until one goes to sleep (the long nap only
+ * bounds a wake-up gone missing); with none, nobody would cut it short. */
 #define VB_POLLER_NAP_NS 1000000
+#define VB_POLLER_LONG_NAP_NS 100000000
 /* A waiter on one small transfer polls this long before it sleeps: five
  * times the driver's default, as a round trip through soft-RoCE under
  * emulation (200-600 us) outlasts that, and each waiter that sleeps then
