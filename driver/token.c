@@ -40,8 +40,9 @@ static struct accdma_queue *token_queue(struct accdma_world *w, accdma_token t)
  * drv_wait_spin_ns() - how long a waiter on @t polls before it sleeps.
  * @w: the world. @t: a checked token of a local device, or 0 (several ops).
  * Return: the transport's small_spin_ns (default WAIT_SPIN_SMALL_NS) for a
- * send, recv or write of at most WAIT_SMALL_BYTES, else WAIT_SPIN_NS. Read from the op's descriptor, which
- * this process wrote and which stays put while the token is live.
+ * send, recv or write of at most WAIT_SMALL_BYTES, else WAIT_SPIN_NS. Read
+ * from the op's descriptor, which this process wrote and which stays put
+ * while the token is live.
  */
 uint64_t drv_wait_spin_ns(struct accdma_world *w, accdma_token t)
 {
