@@ -23,19 +23,39 @@
 #include "driver/internal.h"
 #include "fw_stub/fw.h"
 
-static accdma_world *open_one(void)
+/* A world of one device whose engine goes to sleep as soon as it is idle. */
+struct rig {
+	accdma_world *w;
+	struct q_engine_sh *es; /* its engine's shared state: naps, sleeping, heartbeats */
+	struct fw_device *fd;   /* for fw_device_poll_begin()/_end() */
+};
+
+static int rig_open(void **state)
 {
 	struct accdma_world_opts o;
-	accdma_world *w;
+	struct rig *r = calloc(1, sizeof(*r));
 
+	assert_non_null(r);
 	setenv("ACCDMA_SPIN_US", "0", 1);
 	setenv("ACCDMA_POLL", "0", 1);
 	th_opts(&o, 1);
 	o.engines = 1;
-	w = th_open_opts(&o);
+	r->w = th_open_opts(&o);
 	unsetenv("ACCDMA_SPIN_US");
 	unsetenv("ACCDMA_POLL");
-	return w;
+	r->es = &q_dev(&r->w->a, 0)->engines[0];
+	r->fd = r->w->devs[0].fw;
+	*state = r;
+	return 0;
+}
+
+static int rig_close(void **state)
+{
+	struct rig *r = *state;
+
+	th_close(r->w);
+	free(r);
+	return 0;
 }
 
 /* Wake device 0's sleeping engine with work: a fence, which only it completes. */
@@ -65,52 +85,53 @@ static void until_asleep(struct q_engine_sh *es)
 	}
 }
 
+/* From an engine asleep: a host starts polling and the engine, woken by
+ * work, naps beside it; a second host session begins and ends done during
+ * that nap; then the first host stops, handing its work over if @handoff.
+ * Waits until the engine sleeps again. Return: its nap count before. */
+static uint64_t nap_beside_two_hosts(struct rig *r, int handoff)
+{
+	uint64_t n0;
+
+	until_asleep(r->es);
+	n0 = atomic_load(&r->es->naps);
+	fw_device_poll_begin(r->fd);
+	wake_with_work(r->w);
+	until_at_least(&r->es->naps, n0 + 1); /* napping beside the first host */
+	fw_device_poll_begin(r->fd);
+	fw_device_poll_end(r->fd, 0);
+	fw_device_poll_end(r->fd, handoff);
+	until_asleep(r->es);
+	return n0;
+}
+
 /* Two host sessions overlap the engine's nap and both end with their work
  * done: the engine naps once more before it sleeps, whichever comes first,
  * the nap's end or theirs. */
 static void test_naps_on_after_done_wait(void **state)
 {
-	accdma_world *w = open_one();
-	struct q_dev_sh *ds = q_dev(&w->a, 0);
-	struct q_engine_sh *es = &ds->engines[0];
-	struct fw_device *fd = w->devs[0].fw;
-	uint64_t n0;
+	struct rig *r = *state;
+	uint64_t n0 = nap_beside_two_hosts(r, 0);
 
-	(void)state;
-	until_asleep(es);
-	n0 = atomic_load(&es->naps);
-	fw_device_poll_begin(fd);
-	wake_with_work(w);
-	until_at_least(&es->naps, n0 + 1); /* napping beside the first host */
-	fw_device_poll_begin(fd);
-	fw_device_poll_end(fd, 0);
-	fw_device_poll_end(fd, 0);
-	until_asleep(es);
-	assert_true(atomic_load(&es->naps) >= n0 + 2);
-	th_close(w);
+	assert_true(atomic_load(&r->es->naps) >= n0 + 2);
 }
 
 /* A host session that begins and ends while the engine sleeps says nothing
  * about the host once the engine wakes: it does not nap then. */
 static void test_no_nap_for_polling_slept_through(void **state)
 {
-	accdma_world *w = open_one();
-	struct q_dev_sh *ds = q_dev(&w->a, 0);
-	struct q_engine_sh *es = &ds->engines[0];
-	struct fw_device *fd = w->devs[0].fw;
+	struct rig *r = *state;
 	uint64_t n0, hb0;
 
-	(void)state;
-	until_asleep(es);
-	n0 = atomic_load(&es->naps);
-	fw_device_poll_begin(fd);
-	fw_device_poll_end(fd, 0);
-	hb0 = atomic_load(&es->heartbeats);
-	wake_with_work(w);
-	assert_true(atomic_load(&es->heartbeats) > hb0); /* awake: it ran the fence's pass */
-	until_asleep(es);
-	assert_int_equal(atomic_load(&es->naps), n0);
-	th_close(w);
+	until_asleep(r->es);
+	n0 = atomic_load(&r->es->naps);
+	fw_device_poll_begin(r->fd);
+	fw_device_poll_end(r->fd, 0);
+	hb0 = atomic_load(&r->es->heartbeats);
+	wake_with_work(r->w);
+	assert_true(atomic_load(&r->es->heartbeats) > hb0); /* awake: it ran the fence's pass */
+	until_asleep(r->es);
+	assert_int_equal(atomic_load(&r->es->naps), n0);
 }
 
 /* A host that gives up polling hands its work over (fw_device_poll_end()
@@ -120,37 +141,23 @@ static void test_no_nap_for_polling_slept_through(void **state)
  * repeated, and one in ten must show no second nap. */
 static void test_handoff_ends_napping(void **state)
 {
-	accdma_world *w = open_one();
-	struct q_dev_sh *ds = q_dev(&w->a, 0);
-	struct q_engine_sh *es = &ds->engines[0];
-	struct fw_device *fd = w->devs[0].fw;
+	struct rig *r = *state;
 	int once = 0;
 
-	(void)state;
 	for (int trial = 0; trial < 10 && !once; trial++) {
-		uint64_t n0;
+		uint64_t n0 = nap_beside_two_hosts(r, 1);
 
-		until_asleep(es);
-		n0 = atomic_load(&es->naps);
-		fw_device_poll_begin(fd);
-		wake_with_work(w);
-		until_at_least(&es->naps, n0 + 1);
-		fw_device_poll_begin(fd);
-		fw_device_poll_end(fd, 0);
-		fw_device_poll_end(fd, 1);
-		until_asleep(es);
-		once = atomic_load(&es->naps) == n0 + 1;
+		once = atomic_load(&r->es->naps) == n0 + 1;
 	}
 	assert_true(once);
-	th_close(w);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_naps_on_after_done_wait),
-		cmocka_unit_test(test_no_nap_for_polling_slept_through),
-		cmocka_unit_test(test_handoff_ends_napping),
+		cmocka_unit_test_setup_teardown(test_naps_on_after_done_wait, rig_open, rig_close),
+		cmocka_unit_test_setup_teardown(test_no_nap_for_polling_slept_through, rig_open, rig_close),
+		cmocka_unit_test_setup_teardown(test_handoff_ends_napping, rig_open, rig_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
