@@ -6,11 +6,13 @@
  * receive queue and one completion queue per process. A message is a SEND
  * from a registered send buffer (inline when the device takes it) into a
  * receive buffer of the peer's shared queue, which its poller hands to the
- * device's inbox and posts again at once. Data moves by RDMA WRITE (a
- * one-sided write, or a large send into the recv that cleared it), checked
- * against the target region's published key and bounds first; the engine
- * waits for its completion as it would for a memory copy. RNR retries are unlimited: a
- * receiver short of buffers slows its senders down, never fails them.
+ * device's inbox and posts again at once; a staged send is an RDMA WRITE
+ * with immediate whose completion is its message (stage.c). Data moves by
+ * RDMA WRITE (a one-sided write, or a large send into the recv that cleared
+ * it), checked against the target region's published key and bounds first;
+ * the engine waits for its completion as it would for a memory copy. RNR
+ * retries are unlimited: a receiver short of buffers slows its senders
+ * down, never fails them.
  *
  * The poller thread polls the completion queue, spinning while traffic may
  * be near, then sleeping on the completion channel. Any thread that waits
@@ -18,6 +20,7 @@
  * waiting host poll, the poller naps instead of spinning, until an engine
  * goes to sleep.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -124,6 +127,26 @@ static void arrived(struct vb *v, uint32_t i, uint32_t bytes, struct q_msg *ctl,
 		q_engine_kick(q_dev(&w->a, dst), 0); /* the message is the doorbell */
 }
 
+/* Which process the queue pair of ours numbered @qpn is for, or -1. */
+static int proc_of_qpn(const struct vb *v, uint32_t qpn)
+{
+	for (int p = 0; p < v->nprocs; p++)
+		if (v->qp[p] && v->qp[p]->qp_num == qpn)
+			return p;
+	return -1;
+}
+
+/* A staged send landed (vb_link_stage()): its message goes to its device's inbox. */
+static void staged_arrived(struct vb *v, const struct ibv_wc *wc)
+{
+	struct q_msg m;
+
+	if (vb_stage_arrived(v, proc_of_qpn(v, wc->qp_num), ntohl(wc->imm_data), wc->byte_len, &m))
+		return; /* not a slot, or a message that does not name it: dropped */
+	if (!drv_inbox_put(&v->inbox[m.dst], &m))
+		q_engine_kick(q_dev(&v->w->a, (uint32_t)m.dst), 0);
+}
+
 /* The link's own messages, once the completion queue is let go. */
 static void serve_ctl(struct vb *v, const struct q_msg *m)
 {
@@ -170,7 +193,10 @@ static int poll_cq_as(struct vb *v, int poller)
 		case WR_RECV:
 			if (wc[k].status != IBV_WC_SUCCESS)
 				break; /* flushed at close */
-			arrived(v, i, wc[k].byte_len, ctl, &nctl);
+			if (wc[k].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+				staged_arrived(v, &wc[k]);
+			else
+				arrived(v, i, wc[k].byte_len, ctl, &nctl);
 			post_recv(v, i);
 			break;
 		case WR_SEND:
@@ -321,67 +347,57 @@ static int take_sbuf(struct vb *v, int proc)
 /* A message the device takes inline: copied into the work request as it is
  * posted, so it needs no send buffer, and only every VB_SIGNAL_EVERY-th asks
  * for a completion (which lets the send queue's slots go): an error
- * completes a request whether it asked or not. @first, if not NULL, is an
- * unsignaled request posted just before it in the same call (a staged
- * send's write): it counts as one more inline send for the room. */
-static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len, struct ibv_send_wr *first)
+ * completes a request whether it asked or not. */
+static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len)
 {
 	struct ibv_sge sge = { (uintptr_t)m, len, 0 };
 	struct ibv_send_wr wr = { 0 }, *bad;
-	uint32_t units = first ? 2 : 1;
-	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], units, memory_order_relaxed);
-	uint32_t last = n + units - 1;
+	uint32_t n = atomic_fetch_add_explicit(&v->inline_sent[proc], 1, memory_order_relaxed);
 
 	/* Room in the send queue: a receiver short of buffers holds our sends
 	 * back (RNR retries), and a post into a full queue would fail. */
-	while (last - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX)
+	while (n - atomic_load_explicit(&v->inline_done[proc], memory_order_acquire) >= VB_INLINE_MAX)
 		if (await_room(v, proc))
 			return -EPIPE;
-	wr.wr_id = ((uint64_t)last << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
+	wr.wr_id = ((uint64_t)n << 32) | ((uint64_t)(VB_SEND_BUFS + (uint32_t)proc) << 2) | WR_SEND;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
-	/* signaled if any number it takes is a VB_SIGNAL_EVERY-th */
-	wr.send_flags = IBV_SEND_INLINE |
-			((n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 || last % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1)
-				 ? IBV_SEND_SIGNALED : 0);
-	if (first) {
-		first->wr_id = WR_PART;
-		first->send_flags = 0;
-		first->next = &wr;
-	}
-	if (ibv_post_send(v->qp[proc], first ? first : &wr, &bad)) {
+	wr.send_flags = IBV_SEND_INLINE | (n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0);
+	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
 		return -EPIPE;
 	}
 	return 0;
 }
 
-/* Send @m to @proc, behind @first (send_inline()) if not NULL: then @m must go inline. */
-static int send_to(struct vb *v, int proc, const struct q_msg *m, struct ibv_send_wr *first)
+/* Post @wr (its opcode, remote side and immediate set) to @proc from a send
+ * buffer: @len bytes of @m's copy there, then @more (NULL for none), in one
+ * signaled request. Return: 0, or -EPIPE if @proc is gone. */
+static int post_buffered(struct vb *v, int proc, struct ibv_send_wr *wr, const struct q_msg *m, uint32_t len,
+			 const struct ibv_sge *more)
 {
-	uint32_t len = q_msg_bytes(m);
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr *bad;
+	char *buf;
 	int i;
 
 	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
 		return -EPIPE;
-	if (len <= v->max_inline)
-		return send_inline(v, proc, m, len, first);
-	if (first)
-		return -EPIPE;
 	i = take_sbuf(v, proc);
 	if (i < 0)
 		return -EPIPE;
-	memcpy(v->sbuf + (size_t)i * VB_MSG_BYTES, m, len);
-	sge = (struct ibv_sge){ (uintptr_t)(v->sbuf + (size_t)i * VB_MSG_BYTES), len, v->smr->lkey };
-	wr.wr_id = ((uint64_t)i << 2) | WR_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
+	buf = v->sbuf + (size_t)i * VB_MSG_BYTES;
+	memset(buf + q_msg_bytes(m), 0, len - q_msg_bytes(m)); /* what travels is ours to say */
+	memcpy(buf, m, q_msg_bytes(m));
+	sge[0] = (struct ibv_sge){ (uintptr_t)buf, len, v->smr->lkey };
+	if (more)
+		sge[1] = *more;
+	wr->wr_id = ((uint64_t)i << 2) | WR_SEND;
+	wr->sg_list = sge;
+	wr->num_sge = more ? 2 : 1;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(v->qp[proc], wr, &bad)) {
 		pthread_mutex_lock(&v->slock);
 		v->sfree[v->nsfree++] = (uint32_t)i;
 		pthread_mutex_unlock(&v->slock);
@@ -391,20 +407,34 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m, struct ibv_sen
 	return 0;
 }
 
+static int send_to(struct vb *v, int proc, const struct q_msg *m)
+{
+	uint32_t len = q_msg_bytes(m);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+
+	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
+		return -EPIPE;
+	if (len <= v->max_inline)
+		return send_inline(v, proc, m, len);
+	return post_buffered(v, proc, &wr, m, len, NULL);
+}
+
 /**
- * vb_post_then_msg() - post @first (one unsignaled request) and message @m
- * behind it to process @proc, in one call. @m must go inline.
+ * vb_post_headed() - post @wr, an RDMA WRITE with immediate (remote side and
+ * immediate set) of @data, with message @m ahead of the data (VB_SLOT_HEAD
+ * bytes): the peer's one completion tells it both have landed.
  * Return: 0, or -EPIPE if @proc is gone.
  */
-int vb_post_then_msg(struct vb *v, int proc, struct ibv_send_wr *first, const struct q_msg *m)
+int vb_post_headed(struct vb *v, int proc, struct ibv_send_wr *wr, const struct ibv_sge *data, const struct q_msg *m)
 {
-	return send_to(v, proc, m, first);
+	wr->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	return post_buffered(v, proc, wr, m, VB_SLOT_HEAD, data);
 }
 
 /** vb_ctl_send() - send one of the link's own messages to process @proc. */
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m)
 {
-	return send_to(v, proc, m, NULL);
+	return send_to(v, proc, m);
 }
 
 static int link_send(struct fw_link *l, const struct q_msg *m)
@@ -413,7 +443,7 @@ static int link_send(struct fw_link *l, const struct q_msg *m)
 
 	if (m->dst < 0 || (uint32_t)m->dst >= v->w->a.g.ndev)
 		return -EPIPE;
-	return send_to(v, vb_proc_of(v, (uint32_t)m->dst), m, NULL);
+	return send_to(v, vb_proc_of(v, (uint32_t)m->dst), m);
 }
 
 static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)

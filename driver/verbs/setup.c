@@ -158,7 +158,7 @@ int vb_link_open(struct vb *v)
 	for (int p = 0; p < v->nprocs; p++) {
 		struct ibv_qp_init_attr qa = {
 			.send_cq = v->cq, .recv_cq = v->cq, .srq = v->srq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = VB_SQ_DEPTH, .max_send_sge = 1, .max_inline_data = 256 },
+			.cap = { .max_send_wr = VB_SQ_DEPTH, .max_send_sge = 2, .max_inline_data = 256 },
 		};
 
 		if (p == v->self)

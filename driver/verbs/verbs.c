@@ -61,7 +61,7 @@ static void hello_of(struct vb *v, struct vb_hello *h)
 
 	memset(h, 0, sizeof(*h));
 	h->magic = 0xacc0b0e5u;
-	h->version = 2; /* 2: staged sends */
+	h->version = 3; /* 2: staged sends; 3: each as one write with immediate */
 	h->cookie = v->cookie;
 	h->rank = (uint32_t)v->self;
 	h->nprocs = (uint32_t)v->nprocs;

@@ -11,7 +11,8 @@
  *            completion queue and its poller thread
  *   region.c device memory registered when allocated, its keys published to
  *            every peer before the call returns, revoked before it is freed
- *   stage.c  the slots medium sends from other hosts are written into
+ *   stage.c  the slots medium sends from other hosts are written into, each
+ *            with its message ahead of it by one RDMA WRITE with immediate
  *   verbs.c  the transport table
  */
 #ifndef ACCDMA_DRIVER_VERBS_H
@@ -48,6 +49,9 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
  * emulation (200-600 us) outlasts that, and each waiter that sleeps then
  * costs its process a hand-off to its engine thread and back. */
 #define VB_WAIT_SPIN_SMALL_NS 1000000
+/* A staging slot: the message that names a staged send, then its data. */
+#define VB_SLOT_HEAD 128u
+#define VB_SLOT_BYTES (VB_SLOT_HEAD + Q_STAGE_BYTES)
 #define VB_CHUNKS 16               /* work requests a write is cut into, at most */
 #define VB_CHUNK_MIN (1u << 20)    /* ... each of at least this many bytes */
 #define VB_WRITES 32               /* writes in flight in a process, at most */
@@ -203,7 +207,9 @@ void vb_stage_serve(struct vb *v, int proc, const struct q_msg *m);
 enum accdma_status vb_link_stage(struct fw_link *l, uint32_t slot, const void *src, uint64_t len,
 				 const struct q_msg *m);
 void *vb_link_staged(struct fw_link *l, uint32_t dev, uint32_t src, uint32_t slot);
-int vb_post_then_msg(struct vb *v, int proc, struct ibv_send_wr *first, const struct q_msg *m);
+uint32_t vb_stage_index(const struct vb *v, uint32_t src, uint32_t dlocal, uint32_t slot);
+int vb_stage_arrived(const struct vb *v, int proc, uint32_t index, uint32_t bytes, struct q_msg *m);
+int vb_post_headed(struct vb *v, int proc, struct ibv_send_wr *wr, const struct ibv_sge *data, const struct q_msg *m);
 
 /* region.c */
 int vb_region_added(struct accdma_world *w, int dev, uint32_t key, void *addr, uint64_t size);
