@@ -13,6 +13,7 @@
  *  - failures: a truncated pair, a waiting send canceled (its recv gets
  *    PEER_ERROR), a write past the target's bounds;
  *  - a rank killed with SIGKILL mid-transfer: the other's ops with it
+ *    (a recv, staged sends waiting for their finish, a later send)
  *    complete PEER_LOST, and it closes cleanly;
  *  - a rank of another shape cannot join: both opens fail and say why.
  */
@@ -223,14 +224,16 @@ static void rank_failures(int rank)
 	_exit(0);
 }
 
-/* Rank 0 dies with a large send waiting; rank 1's recv and a later send to it end PEER_LOST. */
+/* Rank 0 dies with a large send waiting; rank 1's recv, its staged sends
+ * that landed in rank 0's slots (waiting for a finish), and a later send to
+ * it end PEER_LOST. */
 static void rank_killed(int rank)
 {
 	int rc, peer = 1 - rank;
 	accdma_world *w = rank_open(rank, &rc);
 	accdma_queue *q;
 	accdma_key k;
-	accdma_token t, u;
+	accdma_token t, u, staged[3];
 
 	CHECK(rc == 0 && w);
 	CHECK(accdma_queue_get(w, rank, 0, &q) == 0);
@@ -240,8 +243,12 @@ static void rank_killed(int rank)
 		usleep(300000);
 		raise(SIGKILL);
 	}
+	for (int i = 0; i < 3; i++) /* staged (64 KiB), never received */
+		CHECK(accdma_send(q, peer, 9, k, (uint64_t)i << 16, 65536, NULL, 0, &staged[i]) == 0);
 	CHECK(accdma_recv(q, peer, 6, k, 0, BIG, NULL, 0, &t) == 0); /* never sent */
 	CHECK(wait_st(w, t, NULL) == ACCDMA_ST_PEER_LOST);
+	for (int i = 0; i < 3; i++)
+		CHECK(wait_st(w, staged[i], NULL) == ACCDMA_ST_PEER_LOST);
 	CHECK(accdma_send(q, peer, 7, k, 0, BIG, NULL, 0, &u) == 0);
 	CHECK(wait_st(w, u, NULL) == ACCDMA_ST_PEER_LOST);
 	CHECK(accdma_world_close(w) == 0);

@@ -32,7 +32,8 @@ enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
 
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
-#define VB_SEND_BUFS 512  /* send buffers for messages too long to go inline (each send signaled) */
+/* Send buffers, for messages too long to go inline and staged sends' heads (each signaled). */
+#define VB_SEND_BUFS 512
 #define VB_SIGNAL_EVERY 64 /* an inline send in this many asks for a completion */
 #define VB_INLINE_MAX 256  /* inline sends to one process not yet known complete, at most */
 /* The poller's nap while others poll: each nap is a timer interrupt, which
