@@ -14,8 +14,8 @@
 #include "fw_stub/fw_internal.h"
 #include "fw_stub/peer.h"
 
-/* How long an engine naps while a host thread polls its device. */
-#define FW_NAP_NS 1000000
+/* How long an engine naps while a host thread polls its device (fw.h). */
+_Atomic uint32_t fw_nap_us = 1000;
 /* How long an idle engine sleeps before it looks on its own: the kicks that
  * wake it rely on fences across processes (q_kick_fence()), and one lost
  * wake-up must not leave a message in a ring for good. The first look comes
@@ -178,7 +178,7 @@ static void engine_nap(struct fw_engine *e)
 		e->seen_sessions = sessions;
 		e->seen_handoffs = handoffs;
 		q_single_writer_add(&e->sh->naps, 1);
-		os_wait32(&e->sh->wake_seq, seq, FW_NAP_NS);
+		os_wait32(&e->sh->wake_seq, seq, (int64_t)os_load(&fw_nap_us, OS_RELAXED) * 1000);
 	}
 	os_store(&e->napping, 0, OS_RELAXED);
 }

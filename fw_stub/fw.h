@@ -108,6 +108,10 @@ void fw_device_poll_begin(struct fw_device *fd);
  */
 void fw_device_poll_end(struct fw_device *fd, int wake);
 
+/* How long an engine naps while a host thread polls its device, in us (1000;
+ * a test that must tell a nap's end from a hand-off lengthens it). */
+extern _Atomic uint32_t fw_nap_us;
+
 /* Fault-injection sites of the firmware (the data movers have their own). */
 enum fw_fault_site {
 	FW_FAULT_FETCH = 0,
