@@ -136,17 +136,6 @@ static int proc_of_qpn(const struct vb *v, uint32_t qpn)
 	return -1;
 }
 
-/* A staged send landed (vb_link_stage()): its message goes to its device's inbox. */
-static void staged_arrived(struct vb *v, const struct ibv_wc *wc)
-{
-	struct q_msg m;
-
-	if (vb_stage_arrived(v, proc_of_qpn(v, wc->qp_num), ntohl(wc->imm_data), wc->byte_len, &m))
-		return; /* not a slot, or a message that does not name it: dropped */
-	if (!drv_inbox_put(&v->inbox[m.dst], &m))
-		q_engine_kick(q_dev(&v->w->a, (uint32_t)m.dst), 0);
-}
-
 /* The link's own messages, once the completion queue is let go. */
 static void serve_ctl(struct vb *v, const struct q_msg *m)
 {
@@ -193,8 +182,9 @@ static int poll_cq_as(struct vb *v, int poller)
 		case WR_RECV:
 			if (wc[k].status != IBV_WC_SUCCESS)
 				break; /* flushed at close */
-			if (wc[k].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-				staged_arrived(v, &wc[k]);
+			if (wc[k].opcode == IBV_WC_RECV_RDMA_WITH_IMM) /* a staged send */
+				vb_stage_landed(v, proc_of_qpn(v, wc[k].qp_num), ntohl(wc[k].imm_data),
+						wc[k].byte_len);
 			else
 				arrived(v, i, wc[k].byte_len, ctl, &nctl);
 			post_recv(v, i);

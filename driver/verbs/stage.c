@@ -163,6 +163,21 @@ int vb_stage_arrived(const struct vb *v, int proc, uint32_t index, uint32_t byte
 	return 0;
 }
 
+/**
+ * vb_stage_landed() - process @proc's write with immediate @index (@bytes in
+ * all) completed here: the message in that slot goes to its device's inbox,
+ * unless vb_stage_arrived() drops it.
+ */
+void vb_stage_landed(struct vb *v, int proc, uint32_t index, uint32_t bytes)
+{
+	struct q_msg m;
+
+	if (vb_stage_arrived(v, proc, index, bytes, &m))
+		return;
+	if (!drv_inbox_put(&v->inbox[m.dst], &m))
+		q_engine_kick(q_dev(&v->w->a, (uint32_t)m.dst), 0); /* the message is the doorbell */
+}
+
 /* Our device @m->src's send into slot @slot of far device @m->dst: one RDMA
  * WRITE with immediate, @m ahead of the data. A write that fails breaks the
  * queue pair, which loses the peer: the op then completes PEER_LOST. */

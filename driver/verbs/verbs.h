@@ -210,6 +210,7 @@ enum accdma_status vb_link_stage(struct fw_link *l, uint32_t slot, const void *s
 void *vb_link_staged(struct fw_link *l, uint32_t dev, uint32_t src, uint32_t slot);
 uint32_t vb_stage_index(const struct vb *v, uint32_t src, uint32_t dlocal, uint32_t slot);
 int vb_stage_arrived(const struct vb *v, int proc, uint32_t index, uint32_t bytes, struct q_msg *m);
+void vb_stage_landed(struct vb *v, int proc, uint32_t index, uint32_t bytes);
 int vb_post_headed(struct vb *v, int proc, struct ibv_send_wr *wr, const struct ibv_sge *data, const struct q_msg *m);
 
 /* region.c */
