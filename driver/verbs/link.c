@@ -361,9 +361,10 @@ static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t l
 	return 0;
 }
 
-/* Post @wr (its opcode, remote side and immediate set) to @proc from a send
- * buffer: @len bytes of @m's copy there, then @more (NULL for none), in one
- * signaled request. Return: 0, or -EPIPE if @proc is gone. */
+/* Post @wr (its opcode, remote side and immediate set) to peer process @proc
+ * (the caller checked it) from a send buffer: @len bytes of @m's copy there,
+ * then @more (NULL for none), in one signaled request. Return: 0, or -EPIPE
+ * if @proc is gone. */
 static int post_buffered(struct vb *v, int proc, struct ibv_send_wr *wr, const struct q_msg *m, uint32_t len,
 			 const struct ibv_sge *more)
 {
@@ -372,8 +373,6 @@ static int post_buffered(struct vb *v, int proc, struct ibv_send_wr *wr, const s
 	char *buf;
 	int i;
 
-	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
-		return -EPIPE;
 	i = take_sbuf(v, proc);
 	if (i < 0)
 		return -EPIPE;
@@ -412,7 +411,8 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 /**
  * vb_post_headed() - post @wr, an RDMA WRITE with immediate (remote side and
  * immediate set) of @data, with message @m ahead of the data (VB_SLOT_HEAD
- * bytes): the peer's one completion tells it both have landed.
+ * bytes): the peer's one completion tells it both have landed. @proc is a
+ * peer process, not ours, that the caller found alive.
  * Return: 0, or -EPIPE if @proc is gone.
  */
 int vb_post_headed(struct vb *v, int proc, struct ibv_send_wr *wr, const struct ibv_sge *data, const struct q_msg *m)
