@@ -28,7 +28,21 @@ done
 expect 0 120 "pipeline with exec on 4 processes" -- $RUN -n 4 $SEED --shm-env pipeline_exec
 expect 0 30 "environment" -- $RUN -n 3 -- sh -c \
 	'test "$WORLD_SIZE" = 3 && test "$RANK" = "$LOCAL_RANK" && test "$RANK" -lt 3 &&
-	 test "$MASTER_ADDR" = 127.0.0.1 && test "$MASTER_PORT" -gt 0 && test "$ACCDMA_TRANSPORT" = shm'
+	 test "$MASTER_ADDR" = 127.0.0.1 && test "$MASTER_PORT" -gt 0 && test "$ACCDMA_TRANSPORT" = shm &&
+	 test "$ACCDMA_BOOT_PORT" -gt 0 && test "$ACCDMA_BOOT_PORT" != "$MASTER_PORT"'
+# The verbs join's port is one accdma-run found free, not MASTER_PORT + 1 (which may be
+# the local port of someone's connection), and never the port -p names; a set one stays.
+ports=$(mktemp)
+for k in 1 2 3 4 5 6 7 8; do
+	$RUN -n 1 -- sh -c 'echo "$MASTER_PORT $ACCDMA_BOOT_PORT"' >> "$ports"
+done
+expect 0 5 "a boot port of its own" -- awk 'NF != 2 || $2 <= 0 || $2 == $1 { bad++ }
+	END { exit bad ? 1 : 0 }' "$ports"
+rm -f "$ports"
+expect 0 10 "-p: the boot port is another" -- $RUN -n 2 -p 29500 -- sh -c \
+	'test "$MASTER_PORT" = 29500 && test "$ACCDMA_BOOT_PORT" -gt 0 && test "$ACCDMA_BOOT_PORT" != 29500'
+expect 0 10 "a boot port set stays" -- env ACCDMA_BOOT_PORT=4242 $RUN -n 2 -- sh -c \
+	'test "$ACCDMA_BOOT_PORT" = 4242'
 expect 7 20 "first failure's status, the others stopped" -- $RUN -n 3 -- sh -c \
 	'if [ "$RANK" = 1 ]; then exit 7; fi; exec sleep 60'
 expect 137 20 "a rank killed by a signal" -- $RUN -n 2 -- sh -c \

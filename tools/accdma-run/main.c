@@ -6,7 +6,8 @@
  *
  * Starts N copies of PROG with RANK, LOCAL_RANK, WORLD_SIZE,
  * LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT (a free port unless
- * -p) and ACCDMA_TRANSPORT=shm (unless already set) in their environment.
+ * -p), ACCDMA_BOOT_PORT (another free port, for the verbs join) and
+ * ACCDMA_TRANSPORT=shm (the last two unless already set) in their environment.
  * SIGINT, SIGTERM and SIGHUP are forwarded to every rank. When a rank fails
  * (non-zero exit or a signal), the others get SIGTERM, then SIGKILL after
  * --grace seconds (default 5), and accdma-run exits with the failed rank's
@@ -56,27 +57,11 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: accdma-run -n N [-p PORT] [--grace SEC] [--bind core|none] [--] PROG [ARGS...]\n"
 		   "  Start N processes of PROG, one per device, with RANK, LOCAL_RANK, WORLD_SIZE,\n"
-		   "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and ACCDMA_TRANSPORT=shm set.\n"
+		   "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ACCDMA_BOOT_PORT (verbs) and\n"
+		   "  ACCDMA_TRANSPORT=shm set (the last two unless already set).\n"
 		   "  Exits with the status of the first rank that fails (the others are stopped).\n"
 		   "  --bind core: rank r runs on the r-th usable CPU (default when N <= CPUs);\n"
 		   "  --bind none: the scheduler places the ranks (default when N > CPUs).\n");
-}
-
-/* A TCP port nobody listens on right now (the shm transport names its
- * rendezvous after it; a program may also use it for its own TCP store). */
-static int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    !getsockname(fd, (struct sockaddr *)&sa, &len))
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
 }
 
 static int parse_int(const char *s, int min, int max, int *out)
@@ -98,6 +83,53 @@ static void setenv_int(const char *name, int v)
 
 	snprintf(buf, sizeof(buf), "%d", v);
 	setenv(name, buf, 1);
+}
+
+/* A TCP port free on @addr right now, or -1. The socket that found it stays
+ * bound in *@hold until the caller closes it, so a second call finds another. */
+static int free_port(uint32_t addr, int *hold)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(addr) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*hold = fd;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || getsockname(fd, (struct sockaddr *)&sa, &len))
+		return -1;
+	return ntohs(sa.sin_port);
+}
+
+/*
+ * MASTER_PORT (unless -p): a free port (the shm transport names its
+ * rendezvous after it; a program may also use it for its own TCP store).
+ * ACCDMA_BOOT_PORT (unless set): another, free on every address, for the
+ * verbs join to listen on. Its default, MASTER_PORT + 1, may be the local
+ * port of someone's connection (or its TIME_WAIT), which fails the listen.
+ */
+static int pick_ports(int *port)
+{
+	int hold[2] = { -1, -1 }, boot = 0, rc = 0;
+
+	if (!*port)
+		*port = free_port(INADDR_LOOPBACK, &hold[0]);
+	if (*port > 0 && !getenv("ACCDMA_BOOT_PORT")) {
+		boot = free_port(INADDR_ANY, &hold[1]);
+		if (boot == *port) { /* -p named a port that was free: keep it, look again */
+			int again;
+
+			boot = free_port(INADDR_ANY, &again);
+			if (again >= 0)
+				close(again);
+		}
+		if (boot > 0)
+			setenv_int("ACCDMA_BOOT_PORT", boot);
+	}
+	if (*port <= 0 || boot < 0)
+		rc = -1;
+	for (int k = 0; k < 2; k++)
+		if (hold[k] >= 0)
+			close(hold[k]);
+	return rc;
 }
 
 static uint64_t now_ms(void)
@@ -180,9 +212,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "accdma-run: --bind core: %d ranks but %d usable CPUs\n", n, ncpu);
 		return 2;
 	}
-	if (!port)
-		port = free_port();
-	if (port <= 0) {
+	if (pick_ports(&port)) {
 		fprintf(stderr, "accdma-run: no free port: %s\n", strerror(errno));
 		return 1;
 	}
