@@ -32,6 +32,17 @@ END {
 		printf "%-10s %9s Gb/s %9s Gb/s %9s Gb/s %9.2fx %9.2fx\n", s, median(v["accdma-bw-pair", s]),
 		       median(v["ib_write_bw", s]), median(v["ib_read_bw", s]), median(rw), median(rr)
 	}
+	printf "retransmissions a run (soft-RoCE, both devices): median (most)\n"
+	for (k = 1; k <= 3; k++) {
+		s = sizes[k]; line = ""
+		split("ib_write_bw ib_read_bw accdma-bw-pair", tl, " ")
+		for (j = 1; j <= 3; j++) {
+			t = tl[j] "-retries"; n = split(v[t, s], all, " "); most = 0
+			for (i = 1; i <= n; i++) if (all[i] + 0 > most) most = all[i] + 0
+			if (n) line = line sprintf("  %s %s (%d)", tl[j], median(v[t, s]), most)
+		}
+		if (line != "") printf "  %-8s%s\n", s, line
+	}
 	printf "8 bytes: ib_send_lat typical %s us (half a round trip); accdma-bw p50, and its ratio:\n",
 	       median(v["ib_send_lat", 8])
 	split("pingpong pingpong-e0 pair permute", pats, " ")

@@ -10,7 +10,18 @@
 #                         the pair stream's time per send, the ping-pong's
 #                         round trip (also with ACCDMA_ENGINES=0), the
 #                         permute's round
-# Each line: `VMBENCH TOOL SIZE VALUE UNIT round N` (tests/vm/verbs-bench-summary.sh).
+# Each line: `VMBENCH TOOL SIZE VALUE UNIT round N` (tests/vm/verbs-bench-summary.sh),
+# and after each bandwidth, `VMBENCH TOOL-retries SIZE N retransmits round N`: how many
+# times soft-RoCE retransmitted during that run (a lost packet stalls its queue pair for
+# a retry timeout, so one run's bandwidth can halve).
+
+# rxe_retries: the retransmissions both soft-RoCE devices made so far (their
+# requesters' timeouts and NAKs).
+rxe_retries() {
+	cat /sys/class/infiniband/rxe0/ports/1/hw_counters/completer_retry_err \
+		/sys/class/infiniband/rxe1/ports/1/hw_counters/completer_retry_err 2>/dev/null |
+		awk '{ s += $1 } END { print s + 0 }'
+}
 
 # wait_listen PORT: until a server listens on the TCP port (10 s).
 wait_listen() {
@@ -36,6 +47,7 @@ perftest_once() {
 	_try=1
 	while :; do
 		BENCH_PORT=$((BENCH_PORT + 1))
+		_r0=$(rxe_retries)
 		# Not under busybox's `timeout`: a server under it measured 3-40x the
 		# latency. A watchdog kills both sides after 60 s instead, while its
 		# flag file says this run is still on (Debian's busybox has no pkill,
@@ -57,6 +69,7 @@ perftest_once() {
 		wait $_cli
 		wait $_srv
 		rm -f /tmp/bench.on.$BENCH_PORT
+		echo $(($(rxe_retries) - _r0)) > /tmp/bench.retries
 		_v=$(awk -v s="$_size" -v c=$_col '$1 == s && NF >= c { v = $c } END { print v }' /tmp/bench.out)
 		case $_v in
 		""|0|0.0*|inf|-inf|nan|-nan) _ok=0 ;;
@@ -85,9 +98,11 @@ accdma_once() {
 	_p=${4:-pair}
 	_a="-p $_p -m chain -s $1 -n $2 -r 1 --csv --no-memcpy"
 	[ -n "${3:-}" ] && _a="$_a -l"
+	_r0=$(rxe_retries)
 	# shellcheck disable=SC2086 # the options, split
 	/vmtest/bin/accdma-run -n 2 -- env ACCDMA_TRANSPORT=verbs ACCDMA_IB_DEV=rxe0,rxe1 \
 		/vmtest/bin/accdma-bw -t verbs $_a > /tmp/abw.out 2>&1
+	echo $(($(rxe_retries) - _r0)) > /tmp/bench.retries
 	_v=$(awk -F, -v p="$_p" -v s="$1" -v lat="${3:-}" '$1 == p && $2 == "chain" && $3 == s {
 		v = lat ? $17 : $10 * 8 } END { if (v != "") print v }' /tmp/abw.out)
 	[ -n "$_v" ] || { echo "bench: accdma-bw $1 gave no result:" >&2; tail -n 8 /tmp/abw.out >&2; }
@@ -105,16 +120,23 @@ record() {
 	vmbench "$2 $3 ${5:-none} $4 round $1"
 }
 
+# record_bw ROUND TOOL SIZE VALUE: a bandwidth, and the retransmissions of its run
+record_bw() {
+	record "$1" "$2" "$3" Gb/s "$4"
+	record "$1" "$2-retries" "$3" retransmits "$(cat /tmp/bench.retries 2>/dev/null)"
+}
+
 verbs_bench_round() {
 	for _size in 65536 1048576 4194304; do
-		case $_size in 65536) _iters=200 ;; 1048576) _iters=40 ;; *) _iters=12 ;; esac
+		# 50 MiB a run at 64 KiB, where a retransmission's stall weighs most
+		case $_size in 65536) _iters=800 ;; 1048576) _iters=40 ;; *) _iters=12 ;; esac
 		if over_budget; then
 			vmbench "skipped: the guest is past BENCH_BUDGET=$BENCH_BUDGET s"
 			return 0
 		fi
-		record "$1" ib_write_bw $_size Gb/s "$(perftest_once ib_write_bw $_size $_iters)"
-		record "$1" ib_read_bw $_size Gb/s "$(perftest_once ib_read_bw $_size $_iters)"
-		record "$1" accdma-bw-pair $_size Gb/s "$(accdma_once $_size $_iters)"
+		record_bw "$1" ib_write_bw $_size "$(perftest_once ib_write_bw $_size $_iters)"
+		record_bw "$1" ib_read_bw $_size "$(perftest_once ib_read_bw $_size $_iters)"
+		record_bw "$1" accdma-bw-pair $_size "$(accdma_once $_size $_iters)"
 	done
 	record "$1" ib_send_lat 8 usec "$(perftest_once ib_send_lat 8 1000)"
 	record "$1" accdma-bw-pair 8 usec "$(accdma_once 8 1000 lat)"
