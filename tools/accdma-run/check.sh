@@ -30,10 +30,10 @@ expect 0 30 "environment" -- $RUN -n 3 -- sh -c \
 	'test "$WORLD_SIZE" = 3 && test "$RANK" = "$LOCAL_RANK" && test "$RANK" -lt 3 &&
 	 test "$MASTER_ADDR" = 127.0.0.1 && test "$MASTER_PORT" -gt 0 && test "$ACCDMA_TRANSPORT" = shm &&
 	 test "$ACCDMA_BOOT_PORT" -gt 0 && test "$ACCDMA_BOOT_PORT" != "$MASTER_PORT"'
-# The verbs join's port is one accdma-run found free, not MASTER_PORT + 1 (which may be
-# the local port of someone's connection), and never the port -p names; a set one stays.
+# The verbs join's port is one accdma-run found free (the join's own default, MASTER_PORT + 1,
+# may be the local port of someone's connection), never the port -p names; a set one stays.
 ports=$(mktemp)
-for k in 1 2 3 4 5 6 7 8; do
+for _ in 1 2 3 4 5 6 7 8; do
 	$RUN -n 1 -- sh -c 'echo "$MASTER_PORT $ACCDMA_BOOT_PORT"' >> "$ports"
 done
 expect 0 5 "a boot port of its own" -- awk 'NF != 2 || $2 <= 0 || $2 == $1 { bad++ }
