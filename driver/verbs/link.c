@@ -107,6 +107,14 @@ void vb_mark_lost(struct vb *v, int proc, uint32_t why)
 	kick_local(v);
 }
 
+/* vb_deliver() - engine message @m for our device @m->dst (the caller checked
+ * it) into that device's inbox: the message is the doorbell. */
+void vb_deliver(struct vb *v, const struct q_msg *m)
+{
+	if (!drv_inbox_put(&v->inbox[m->dst], m))
+		q_engine_kick(q_dev(&v->w->a, (uint32_t)m->dst), 0);
+}
+
 /* A message arrived in receive buffer @i: an engine's goes to its device's
  * inbox, the link's own is answered by the caller after the poll. */
 static void arrived(struct vb *v, uint32_t i, uint32_t bytes, struct q_msg *ctl, int *nctl)
@@ -123,8 +131,7 @@ static void arrived(struct vb *v, uint32_t i, uint32_t bytes, struct q_msg *ctl,
 	}
 	if (dst < (uint32_t)w->first_local || dst >= (uint32_t)(w->first_local + w->nlocal))
 		return;
-	if (!drv_inbox_put(&v->inbox[dst], m))
-		q_engine_kick(q_dev(&w->a, dst), 0); /* the message is the doorbell */
+	vb_deliver(v, m);
 }
 
 /* Which process the queue pair of ours numbered @qpn is for, or -1. */

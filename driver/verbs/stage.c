@@ -172,10 +172,8 @@ void vb_stage_landed(struct vb *v, int proc, uint32_t index, uint32_t bytes)
 {
 	struct q_msg m;
 
-	if (vb_stage_arrived(v, proc, index, bytes, &m))
-		return;
-	if (!drv_inbox_put(&v->inbox[m.dst], &m))
-		q_engine_kick(q_dev(&v->w->a, (uint32_t)m.dst), 0); /* the message is the doorbell */
+	if (!vb_stage_arrived(v, proc, index, bytes, &m))
+		vb_deliver(v, &m);
 }
 
 /* Our device @m->src's send into slot @slot of far device @m->dst: one RDMA

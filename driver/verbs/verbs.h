@@ -197,6 +197,7 @@ int vb_link_check_paths(struct vb *v, char *err, size_t errlen);
 void vb_link_close(struct vb *v);
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);
 void vb_mark_lost(struct vb *v, int proc, uint32_t why);
+void vb_deliver(struct vb *v, const struct q_msg *m);
 void vb_gid_str(const uint8_t *gid, char *out, size_t len);
 
 /* stage.c */
