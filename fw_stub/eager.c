@@ -300,13 +300,18 @@ static int has_ring(const struct fw_device *fd, const struct fw_op *op)
 /**
  * fw_eager_send() - send @op eagerly if it is small and its ring slot is free.
  * @fd/@q/@op: a ready send (validated, dependencies met).
- * Return: 1 if sent (@op is complete and finished), 0 to take the rendezvous path.
+ * Return: 1 if sent (@op is complete and finished), 0 to take the rendezvous
+ * path, -EAGAIN to look again at the next pass (fw_peer_eager_put()).
  */
 int fw_eager_send(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 {
-	if (!has_ring(fd, op) || !fd->eager_max || op->d.length > fd->eager_max ||
-	    !fw_peer_eager_put(fd, op))
+	int rc;
+
+	if (!has_ring(fd, op) || !fd->eager_max || op->d.length > fd->eager_max)
 		return 0;
+	rc = fw_peer_eager_put(fd, op);
+	if (rc <= 0)
+		return rc;
 	fw_complete_own(fd, q, op, ACCDMA_OK, op->d.length);
 	fw_op_finish(fd, op);
 	return 1;

@@ -85,12 +85,27 @@ struct fw_device;
  * struct fw_eager_tx - this device's side of its ring into one receiver.
  * @ring: the ring. @pos: the next position to write. @done: the receiver's
  * consumed mark as last read.
+ * @credit: a far receiver: its consumed mark, from its last message.
+ * @ask: a far receiver: where asking it for a credit stands (enum fw_ask),
+ * under eager_tx_lock.
  */
 struct fw_eager_tx {
 	struct q_eager_ring *ring;
 	uint32_t pos;
 	uint32_t done;
-	_Atomic uint32_t credit; /* a far receiver: its consumed mark, from its last credit message */
+	_Atomic uint32_t credit;
+	_Atomic uint32_t ask;
+};
+
+/*
+ * A far sender short of room asks its receiver for a credit once, and its
+ * small sends wait for the answer: then they go eagerly if it showed room,
+ * else by rendezvous, without asking again until a credit moves.
+ */
+enum fw_ask {
+	FW_ASK_NONE,     /* short of room: ask */
+	FW_ASK_SENT,     /* asked: wait for the answer */
+	FW_ASK_ANSWERED, /* answered, and still short: rendezvous */
 };
 
 /**

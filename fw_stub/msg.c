@@ -371,23 +371,33 @@ static void serve_busy(struct fw_device *fd, const struct q_msg *m)
 }
 
 /* Every message says how far its sender consumed our messages to it: room
- * for more. Never past what we sent, nor backwards. */
+ * for more. Never past what we sent, nor backwards. A credit that moves lets
+ * a sender short of room ask again; a CREDIT answers the asking one. */
 static void take_credit(struct fw_device *fd, const struct q_msg *m)
 {
 	struct fw_eager_tx *tx;
 	uint32_t old;
+	int answer;
 
 	if (!fd->eager_tx)
 		return;
 	tx = &fd->eager_tx[m->src];
 	old = os_load(&tx->credit, OS_RELAXED);
-	if (m->credit == old)
+	answer = m->type == Q_MSG_CREDIT && os_load(&tx->ask, OS_RELAXED) == FW_ASK_SENT;
+	if (m->credit == old && !answer)
 		return;
 	fw_eager_lock(fd, &fd->eager_tx_lock);
 	old = os_load(&tx->credit, OS_RELAXED);
-	if (m->credit - old <= tx->pos - old)
+	if (m->credit != old && m->credit - old <= tx->pos - old) {
 		os_store(&tx->credit, m->credit, OS_RELEASE);
+		if (os_load(&tx->ask, OS_RELAXED) == FW_ASK_ANSWERED)
+			os_store(&tx->ask, FW_ASK_NONE, OS_RELAXED);
+	}
+	if (m->type == Q_MSG_CREDIT && os_load(&tx->ask, OS_RELAXED) == FW_ASK_SENT)
+		os_store(&tx->ask, FW_ASK_ANSWERED, OS_RELAXED);
 	fw_eager_unlock(fd, &fd->eager_tx_lock);
+	if (answer)
+		fw_direct_kick(fd, fd->id); /* its small sends wait for this */
 }
 
 void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
@@ -414,6 +424,9 @@ void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
 		serve_fin(fd, m);
 		break;
 	case Q_MSG_CREDIT: /* taken above */
+		break;
+	case Q_MSG_CREDIT_ASK:
+		fw_far_credit_answer(fd, src);
 		break;
 	case Q_MSG_BUSY:
 		serve_busy(fd, m);

@@ -303,9 +303,15 @@ static int run(struct fw_device *fd, struct fw_queue *q, struct fw_op *op)
 	if (op->d.kind == ACCDMA_OP_RECV)
 		return run_recv(fd, q, op);
 	lost = (op->d.kind == ACCDMA_OP_SEND || op->d.kind == ACCDMA_OP_WRITE) && peer_lost(fd, op->d.peer);
-	/* A small send leaves at once (its stage goes from DEPS to DONE). */
-	if (op->d.kind == ACCDMA_OP_SEND && !lost && fw_eager_send(fd, q, op))
-		return 1;
+	/* A small send leaves at once (its stage goes from DEPS to DONE), or
+	 * waits for its far receiver to say whether it has room. */
+	if (op->d.kind == ACCDMA_OP_SEND && !lost && (rc = fw_eager_send(fd, q, op)) != 0) {
+		if (rc > 0)
+			return 1;
+		q->retry = 1; /* the answer kicks us, but look soon too */
+		os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_PEER, OS_RELAXED);
+		return 0;
+	}
 	os_store(&q->cpl[op->slot].stage, ACCDMA_STAGE_RUNNING, OS_RELAXED);
 	if (lost) {
 		fw_complete_own(fd, q, op, ACCDMA_ST_PEER_LOST, 0);

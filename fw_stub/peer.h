@@ -154,6 +154,12 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op);
 void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done);
 
 /**
+ * fw_far_credit_answer() - far sender @src asked for a credit: send it our
+ * consumed mark of its ring now, whether or not it moved (it waits for the answer).
+ */
+void fw_far_credit_answer(const struct fw_device *fd, uint32_t src);
+
+/**
  * fw_far_announce() - a ready send whose receiver is far tells it so (a
  * ready-to-send message); the receiver matches it and pulls the data.
  * @fd/@q/@op: the send, which then waits (FW_OP_PEER) for the finish.
@@ -268,6 +274,11 @@ static inline void fw_peer_complete(const struct fw_device *fd, const struct q_r
 }
 
 
+/**
+ * fw_peer_eager_put() - put a small send into its receiver's inline ring.
+ * Return: 1 if it went, 0 if it takes the rendezvous path, -EAGAIN if it
+ * waits for a far receiver's answer about room (try again at the next pass).
+ */
 static inline int fw_peer_eager_put(struct fw_device *fd, const struct fw_op *op)
 {
 	return fw_peer_near(fd, (uint32_t)op->d.peer) ? fw_direct_eager_put(fd, op) : fw_far_eager_put(fd, op);

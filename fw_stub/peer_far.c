@@ -76,6 +76,29 @@ int fw_far_write_start(struct fw_device *fd, struct fw_queue *q, struct fw_op *o
 	return fw_far_write_finish(fd, q, op);
 }
 
+/* No room as far as @dst's last credit says. Credit comes back a quarter of
+ * the ring at a time (or on reverse traffic), so the receiver may well have
+ * room: ask it once, and wait for the answer rather than have the send wait
+ * for its recv. Under eager_tx_lock.
+ * Return: -EAGAIN to try again at the next pass, 0 to take the rendezvous path. */
+static int short_of_room(struct fw_device *fd, struct fw_eager_tx *tx, uint32_t dst)
+{
+	struct q_msg m;
+
+	switch (os_load(&tx->ask, OS_RELAXED)) {
+	case FW_ASK_NONE:
+		fw_far_msg_init(&m, fd, dst, Q_MSG_CREDIT_ASK);
+		if (link_send(fd, &m))
+			return 0; /* the receiver is gone: the rendezvous path says so */
+		os_store(&tx->ask, FW_ASK_SENT, OS_RELAXED);
+		return -EAGAIN;
+	case FW_ASK_SENT:
+		return -EAGAIN;
+	default:
+		return 0;
+	}
+}
+
 int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
 {
 	uint32_t dst = (uint32_t)op->d.peer, mask = fd->eager_mask, span = q_eager_span(op->d.length);
@@ -87,8 +110,9 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
 	if (tx->pos + span - tx->done > mask + 1) {
 		tx->done = os_load(&tx->credit, OS_ACQUIRE);
 		if (tx->pos + span - tx->done > mask + 1) {
+			rc = short_of_room(fd, tx, dst);
 			fw_eager_unlock(fd, &fd->eager_tx_lock);
-			return 0; /* no room as far as the receiver's credit says */
+			return rc;
 		}
 	}
 	fw_far_msg_init(&m, fd, dst, Q_MSG_EAGER);
@@ -106,6 +130,14 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
 	return !rc;
 }
 
+void fw_far_credit_answer(const struct fw_device *fd, uint32_t src)
+{
+	struct q_msg m;
+
+	fw_far_msg_init(&m, fd, src, Q_MSG_CREDIT);
+	(void)link_send(fd, &m);
+}
+
 void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
@@ -117,8 +149,7 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 	 * of one message at a time would pay a message back for each (a second
 	 * post per send over verbs), and the sender still sees three quarters
 	 * free, six of its largest messages (q_eager_cap()). A sender short of
-	 * credit sends by rendezvous meanwhile: a late credit costs speed, never
-	 * progress. */
+	 * credit asks for one (short_of_room()). */
 	if (done - rx->credited < (quarter ? quarter : 1))
 		return;
 	fw_far_msg_init(&m, fd, src, Q_MSG_CREDIT);

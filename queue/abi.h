@@ -246,6 +246,7 @@ enum q_msg_type {
 			  * recv in the payload (struct q_msg_cts) */
 	Q_MSG_STAGED,    /* a send of @length bytes waits in the receiver's staging slot @pos;
 			  * its finish gives the slot back (@pos + 1; 0 in other finishes) */
+	Q_MSG_CREDIT_ASK, /* a sender short of room asks for a credit: answered by a Q_MSG_CREDIT */
 	Q_MSG__COUNT
 };
 

@@ -5,6 +5,8 @@
  *  - ring overflow, queues of 256: a full ring's worth of small sends complete
  *    with no recv posted, the next 200 after their recvs, in order; a partial
  *    drain with a new eager send behind pending rendezvous sends;
+ *  - stale credit: after one message taken (less than a far receiver's
+ *    credit step), a full ring's worth of new sends all go eagerly;
  *  - messages of several positions: 1 KiB messages fill the ring at 15, sizes
  *    of 1 to 4 positions wrap at the ring's end whole; in a 17-device world
  *    eager_max is 488 bytes and device info says so;
@@ -72,13 +74,14 @@ static void run_overflow(const struct cfg *c)
 		th_pending(w, s[k]);
 	th_check_u8(dst, (OVF + 1) * 8, GUARD, "receiver memory before any recv");
 
-	/* drain 10: they come from the ring; the rendezvous sends still wait */
+	/* drain 10: they come from the ring; the rendezvous sends still wait
+	 * (over a link, up to 10 of them may take the room instead if their
+	 * question about it was answered after the drain: not the last one) */
 	ovf_recv(qr, kd, 0, 10, r);
 	for (int k = 0; k < 10; k++)
 		th_wait_ok(w, r[k]);
 	ovf_check(dst, 0, 10);
 	th_kick(w, 0, 1);
-	th_pending(w, s[POS]);
 	th_pending(w, s[OVF - 1]);
 	/* a new small send behind EXTRA pending rendezvous sends: whether it goes
 	 * eagerly or not, it is message OVF and lands in recv OVF */
@@ -111,6 +114,54 @@ static void run_overflow(const struct cfg *c)
 static void test_ring_overflow(void **state)
 {
 	run_overflow(*state);
+}
+
+/* ---- 5a. a ring drained by less than a credit's worth ------------------ */
+
+/* A far receiver credits its ring back a quarter at a time (or on reverse
+ * traffic), so after one message taken the sender's view is one position
+ * short. A full ring's worth of new sends must still all go eagerly: the
+ * last one, short of credit, learns the receiver's room instead of waiting
+ * for its recv. */
+static void run_stale_credit(const struct cfg *c)
+{
+	static accdma_token s[POS + 1], r[POS + 1];
+	accdma_world *w;
+	int32_t *src, *dst;
+	accdma_key ks, kd;
+	accdma_queue *qs[2], *qr;
+
+	CTX("stale credit engines=%d queues=%d", c->engines, c->queues);
+	w = open_w(2, c->engines, c->queues, ACCDMA_EAGER_MAX_DEFAULT, RING, 1u << 20);
+	ks = th_alloc(w, 0, (POS + 1) * 4, (void **)&src);
+	kd = th_alloc(w, 1, (POS + 1) * 8, (void **)&dst);
+	for (int i = 0; i < c->queues; i++)
+		qs[i] = th_qi(w, 0, i);
+	qr = th_qi(w, 1, c->queues - 1);
+	for (int round = 0; round < 2; round++) {
+		/* one message, taken: the receiver has a full ring free again */
+		th_fill_u8(dst, (POS + 1) * 8, GUARD);
+		src[POS] = 7 + round;
+		assert_int_equal(accdma_send(qs[0], 1, 11, ks, (uint64_t)POS * 4, 4, NULL, 0, &s[POS]), 0);
+		eager_done(w, s[POS]);
+		assert_int_equal(accdma_recv(qr, 0, 11, kd, (uint64_t)POS * 8, 8, NULL, 0, &r[POS]), 0);
+		th_wait_ok(w, r[POS]);
+		assert_int_equal(dst[2 * POS], 7 + round);
+		/* a full ring's worth, every one complete before any recv */
+		for (int k = 0; k < POS; k++)
+			src[k] = k + 2000 * (round + 1);
+		fill_sends(w, qs, c->queues, 11, ks, 0, POS, s);
+		th_check_u8(dst, POS * 8, GUARD, "receiver memory before any recv");
+		recv_all(w, qr, 11, kd, 0, POS, r);
+		ovf_check_base(dst, 0, POS, 2000 * (round + 1));
+	}
+	th_close(w);
+	ctx[0] = 0;
+}
+
+static void test_stale_credit(void **state)
+{
+	run_stale_credit(*state);
 }
 
 /* ---- 5b. messages of several slots --------------------------------------- */
@@ -330,6 +381,7 @@ static void test_ring_geometry(void **state)
 	ring_geometry(16, 4096, 32768 / S, ACCDMA_EAGER_MAX_DEFAULT);
 	/* large worlds stay shallow (4 KiB); a message takes an eighth, less the 24-byte header */
 	ring_geometry(17, 4096, 4096 / S, 4096 / 8 - 24);
+	ctx[0] = 0;
 }
 
 static void test_window_fits_ring(void **state)
@@ -425,6 +477,7 @@ int main(int argc, char **argv)
 	(void)argv;
 	seed = th_seed();
 	PER_CFG(&t, test_ring_overflow, NCFG);
+	PER_CFG(&t, test_stale_credit, NCFG);
 	PER_CFG(&t, test_multi_slot, NCFG);
 	CASE(&t, test_multi_slot_small, NULL, "test_multi_slot_small");
 	CASE(&t, test_ring_geometry, NULL, "test_ring_geometry");

@@ -9,6 +9,8 @@
  *    finish, a one-sided write one write; data, status and byte counts checked;
  *  - FIFO across paths: small and large sends on one tag, recvs posted after;
  *  - credit for one message at a time: once a quarter of the ring is free;
+ *  - a sender short of credit asks once, goes eagerly on the answer when the
+ *    ring has room, and by rendezvous without asking again when it has not;
  *  - an engine going to sleep tells the link (its idle op);
  *  - a waiting send canceled: withdrawn by message, its recv PEER_ERROR;
  *  - a "busy" answer: the send announces again, and the pair completes;
@@ -142,6 +144,73 @@ static void test_credit_pace(void **state)
 		/* one-position messages: the quarter's last one brings the credit */
 		assert_int_equal(c[Q_MSG_CREDIT], k < quarter ? 0 : 1);
 	}
+	th_close(w);
+}
+
+/* After one message taken (less than a credit's step), a ring's worth of
+ * small sends finds its credit one position short at the last: it asks
+ * (CREDIT_ASK, answered by a CREDIT) and goes eagerly. With the ring then
+ * really full, the next one goes by rendezvous without asking again. */
+static void test_credit_ask(void **state)
+{
+	enum { DEPTH = 256 };
+	static accdma_token s[DEPTH * Q_EAGER_SLOTS_PER_OP + 2], r[DEPTH * Q_EAGER_SLOTS_PER_OP + 2];
+	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
+	struct accdma_world_opts o;
+	struct accdma_device_info info;
+	int32_t *a, *b;
+	accdma_world *w;
+	accdma_key ka, kb;
+	int n;
+
+	(void)state;
+	th_opts(&o, 2);
+	o.transport = ACCDMA_TRANSPORT_LOOP;
+	o.queue_depth = DEPTH;
+	w = th_open_opts(&o);
+	assert_int_equal(accdma_device_info(w, 1, &info), 0);
+	n = (int)info.eager_slots;
+	assert_int_equal(n, DEPTH * Q_EAGER_SLOTS_PER_OP);
+	ka = th_alloc(w, 0, (size_t)(n + 2) * 4, (void **)&a);
+	kb = th_alloc(w, 1, (size_t)(n + 2) * 4, (void **)&b);
+	for (int k = 0; k < n + 2; k++)
+		a[k] = 3000 + k;
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, 0, 4, NULL, 0, &s[0]), 0);
+	th_wait_ok(w, s[0]);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kb, 0, 4, NULL, 0, &r[0]), 0);
+	th_wait_ok(w, r[0]);
+	assert_int_equal(b[0], 3000);
+	loop_counts(w, base, NULL);
+	/* n more, a queue's worth at a time: all eager, one question asked */
+	for (int at = 1; at <= n; at += DEPTH) {
+		for (int k = at; k < at + DEPTH && k <= n; k++)
+			assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, (uint64_t)k * 4, 4, NULL, 0, &s[k]), 0);
+		for (int k = at; k < at + DEPTH && k <= n; k++)
+			th_wait_ok(w, s[k]);
+	}
+	loop_counts(w, c, base);
+	assert_int_equal(c[Q_MSG_EAGER], n);
+	assert_int_equal(c[Q_MSG_CREDIT_ASK], 1);
+	assert_int_equal(c[Q_MSG_CREDIT], 1);
+	assert_int_equal(c[Q_MSG_RTS] + c[Q_MSG_STAGED], 0);
+	/* the ring is full: the next send waits for its recv, and asks nothing */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 5, ka, (uint64_t)(n + 1) * 4, 4, NULL, 0, &s[n + 1]), 0);
+	th_kick(w, 0, 2);
+	th_pending(w, s[n + 1]);
+	loop_counts(w, c, base);
+	assert_int_equal(c[Q_MSG_CREDIT_ASK], 1);
+	assert_int_equal(c[Q_MSG_RTS] + c[Q_MSG_STAGED], 1);
+	/* every message lands in its recv, in order */
+	th_fill_u8(b, (size_t)(n + 2) * 4, 0xEE);
+	for (int at = 1; at <= n + 1; at += DEPTH) {
+		for (int k = at; k < at + DEPTH && k <= n + 1; k++)
+			assert_int_equal(accdma_recv(th_q(w, 1), 0, 5, kb, (uint64_t)k * 4, 4, NULL, 0, &r[k]), 0);
+		for (int k = at; k < at + DEPTH && k <= n + 1; k++)
+			th_wait_ok(w, r[k]);
+	}
+	th_wait_ok(w, s[n + 1]);
+	for (int k = 1; k <= n + 1; k++)
+		assert_int_equal(b[k], 3000 + k);
 	th_close(w);
 }
 
@@ -444,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_what_crosses),
 		cmocka_unit_test(test_fifo_across_paths),
 		cmocka_unit_test(test_credit_pace),
+		cmocka_unit_test(test_credit_ask),
 		cmocka_unit_test(test_idle_told),
 		cmocka_unit_test(test_cancel_waiting_send),
 		cmocka_unit_test(test_busy_answer),
