@@ -99,8 +99,12 @@ ALL_TARGETS := $(B)/libaccdma.a $(B)/libaccdma.so $(EXAMPLE_BINS) $(TEST_BINS)
 -include $(wildcard tools/*/rules.mk) torch/rules.mk tests/vm/rules.mk
 
 .PHONY: all check check-unit check-loop check-seams check-install check-man check-docs install uninstall man clean deps \
-        kmod kmod-tests kmod-clean kmod-src
+        kmod kmod-tests kmod-clean kmod-src bench-copy
 all: $(ALL_TARGETS)
+
+# The data mover's large copy by store width, beside memcpy (a measurement: tests/bench_copy.c).
+bench-copy: $(B)/tests/bench_copy
+	$(B)/tests/bench_copy
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h */*.h */*/*.h) $(PGO_STAMP)
 	@mkdir -p $(dir $@)
