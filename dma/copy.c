@@ -6,8 +6,7 @@
  * non-temporal stores where the CPU has them: the destination is a buffer a
  * peer will read later, so pulling it through this core's cache only evicts
  * useful lines. The stores are the widest the CPU has (AVX-512, AVX2, SSE2,
- * os_copy_stream()), chosen at the first large copy; in the kernel, where
- * vector registers are not free to use, a general register's 8 bytes.
+ * os_copy_stream()), chosen at the first large copy.
  */
 #include "dma/dma.h"
 
@@ -17,7 +16,7 @@
 #ifndef DMA_NT_THRESHOLD
 #define DMA_NT_THRESHOLD (1u << 20)
 #endif
-/* The widest streaming store used, in bytes: 64 (AVX-512), 32 (AVX2), 16 or 8. */
+/* The widest streaming store used, in bytes: 64 (AVX-512), 32 (AVX2) or 16. */
 #ifndef DMA_NT_WIDTH
 #define DMA_NT_WIDTH 64
 #endif
@@ -49,7 +48,7 @@ static _Atomic unsigned int copy_width = UINT32_MAX;
 /* The widest width in @have of at most @max bytes, or 0. */
 static unsigned int widest(unsigned int have, unsigned int max)
 {
-	for (unsigned int w = 64; w >= 8; w /= 2)
+	for (unsigned int w = 64; w >= 16; w /= 2)
 		if (w <= max && (have & w))
 			return w;
 	return 0;
@@ -86,7 +85,7 @@ int dma_copy_set_width(unsigned int width)
 {
 	unsigned int have = os_copy_stream_widths();
 
-	if (width != 0 && width != 8 && width != 16 && width != 32 && width != 64)
+	if (width != 0 && width != 16 && width != 32 && width != 64)
 		return -EINVAL;
 	if (!have || (width && !(have & width)))
 		return -EOPNOTSUPP; /* the CPU or the build has no such store */

@@ -158,8 +158,7 @@ void dma_copy_range(void *dst, const void *src, uint64_t len);
 /**
  * dma_copy_set_width() - choose the streaming store large copies use (tests
  * and measurements; by default the widest the CPU has, up to DMA_NT_WIDTH).
- * @width: 8 (a general register), 16 (SSE2), 32 (AVX2) or 64 (AVX-512) bytes
- * a store, 0 for the default.
+ * @width: 16 (SSE2), 32 (AVX2) or 64 (AVX-512) bytes a store, 0 for the default.
  * Return: 0; -ENOTSUP if the CPU lacks that store or the build streams
  * nothing (sanitizers, not x86-64); -EINVAL for any other @width.
  */

@@ -178,8 +178,7 @@ void os_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
  * os_copy_stream_widths() - the streaming stores this CPU and build have, as
- * a mask of widths in bytes (8: a general register's; 16, 32, 64: vector
- * registers'); 0 if none (sanitizer builds, not x86-64).
+ * a mask of widths in bytes (16, 32, 64); 0 if none (sanitizer builds, not x86-64).
  */
 unsigned int os_copy_stream_widths(void);
 

@@ -2,9 +2,7 @@
 /*
  * os_user_copy.c - queue/os.h's streaming copy: whole cache lines stored past
  * the cache with the widest store the CPU has (AVX-512, AVX2, SSE2), asked
- * of the CPU at run time, so the same build runs on any x86-64. The 8-byte
- * store of a general register (the kernel module's, queue/os_kernel.c) is
- * here too, to test and measure it beside the others. Sanitizer
+ * of the CPU at run time, so the same build runs on any x86-64. Sanitizer
  * builds and other CPUs have none (dma/copy.c then copies with memcpy).
  */
 #include "queue/os.h"
@@ -13,20 +11,8 @@
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #include <immintrin.h>
 
-/* Stream 64-byte blocks past the cache, a line in eight 8-byte stores of
- * general registers (movnti: any x86-64). */
-static void copy_nt_gpr(char *dst, const char *src, uint64_t len)
-{
-	for (; len >= 64; len -= 64, dst += 64, src += 64) {
-		long long v[8];
-
-		memcpy(v, src, sizeof(v));
-		for (int i = 0; i < 8; i++)
-			_mm_stream_si64((long long *)dst + i, v[i]);
-	}
-}
-
-/* The same in four 16-byte stores a line (any x86-64). */
+/* Stream 64-byte blocks past the cache, a line in four 16-byte stores (any
+ * x86-64); head and tail go through memcpy. */
 static void copy_nt_sse2(char *dst, const char *src, uint64_t len)
 {
 	for (; len >= 64; len -= 64, dst += 64, src += 64) {
@@ -73,7 +59,7 @@ __attribute__((target("avx512f"))) static void copy_nt_avx512(char *dst, const c
 
 unsigned int os_copy_stream_widths(void)
 {
-	unsigned int w = 8 | 16;
+	unsigned int w = 16;
 
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx2"))
@@ -89,10 +75,8 @@ void os_copy_stream(void *dst, const void *src, uint64_t len, unsigned int width
 		copy_nt_avx512(dst, src, len);
 	else if (width == 32)
 		copy_nt_avx2(dst, src, len);
-	else if (width == 16)
-		copy_nt_sse2(dst, src, len);
 	else
-		copy_nt_gpr(dst, src, len);
+		copy_nt_sse2(dst, src, len);
 	_mm_sfence();
 }
 #else
