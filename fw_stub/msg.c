@@ -426,7 +426,7 @@ void fw_msg_serve(struct fw_device *fd, const struct q_msg *m)
 	case Q_MSG_CREDIT: /* taken above */
 		break;
 	case Q_MSG_CREDIT_ASK:
-		fw_far_credit_answer(fd, src);
+		fw_far_send_credit(fd, src); /* the sender waits for it */
 		break;
 	case Q_MSG_BUSY:
 		serve_busy(fd, m);

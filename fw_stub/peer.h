@@ -154,10 +154,10 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op);
 void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done);
 
 /**
- * fw_far_credit_answer() - far sender @src asked for a credit: send it our
- * consumed mark of its ring now, whether or not it moved (it waits for the answer).
+ * fw_far_send_credit() - send far sender @src a CREDIT: our consumed mark of
+ * its ring, now (a quarter of the ring freed, or @src asked for it).
  */
-void fw_far_credit_answer(const struct fw_device *fd, uint32_t src);
+void fw_far_send_credit(const struct fw_device *fd, uint32_t src);
 
 /**
  * fw_far_announce() - a ready send whose receiver is far tells it so (a

@@ -130,7 +130,7 @@ int fw_far_eager_put(struct fw_device *fd, const struct fw_op *op)
 	return !rc;
 }
 
-void fw_far_credit_answer(const struct fw_device *fd, uint32_t src)
+void fw_far_send_credit(const struct fw_device *fd, uint32_t src)
 {
 	struct q_msg m;
 
@@ -142,7 +142,6 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 {
 	struct fw_eager_rx *rx = &fd->eager_rx[src];
 	uint32_t quarter = (fd->eager_mask + 1) / 4;
-	struct q_msg m;
 
 	/* A credit of its own once a quarter of the ring is free again; until
 	 * then our next message carries it. Not on every drained ring: a sender
@@ -152,9 +151,8 @@ void fw_far_eager_done(struct fw_device *fd, uint32_t src, uint32_t done)
 	 * credit asks for one (short_of_room()). */
 	if (done - rx->credited < (quarter ? quarter : 1))
 		return;
-	fw_far_msg_init(&m, fd, src, Q_MSG_CREDIT);
 	rx->credited = done;
-	(void)link_send(fd, &m);
+	fw_far_send_credit(fd, src);
 }
 
 void fw_far_op_msg(struct q_msg *m, const struct fw_device *fd, const struct fw_queue *q, const struct fw_op *op,
