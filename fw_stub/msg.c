@@ -150,11 +150,16 @@ static void serve_rts(struct fw_device *fd, const struct q_msg *m)
 		if (e) {
 			fw_direct_kick(fd, fd->id); /* a parked recv looks in the table now */
 		} else {
-			struct q_msg busy = *m;
+			/* built afresh: the announcement's credit field is the
+			 * sender's, and taken back as ours it could be ahead */
+			struct q_msg busy;
 
-			busy.type = Q_MSG_BUSY;
-			busy.src = (int32_t)fd->id;
-			busy.dst = m->src;
+			fw_far_msg_init(&busy, fd, (uint32_t)m->src, Q_MSG_BUSY);
+			busy.queue = m->queue;
+			busy.slot = m->slot;
+			busy.gen = m->gen;
+			busy.tag = m->tag;
+			busy.seq = m->seq;
 			(void)fd->link->ops->send(fd->link, &busy);
 		}
 		return;

@@ -45,4 +45,15 @@ static inline struct q_msg loop_msg(uint16_t type, int32_t src, int32_t dst)
 	return m;
 }
 
+/* A message as far device 1 would send it to device 0 about device 0's op @s. */
+static inline struct q_msg loop_msg_about(uint16_t type, accdma_token s)
+{
+	struct q_msg m = loop_msg(type, 1, 0);
+
+	m.queue = q_token_queue(s);
+	m.slot = q_token_slot(s);
+	m.gen = q_token_gen(s);
+	return m;
+}
+
 #endif /* ACCDMA_TESTS_LOOP_TH_H */

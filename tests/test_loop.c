@@ -13,7 +13,6 @@
  *    ring has room, and by rendezvous without asking again when it has not;
  *  - an engine going to sleep tells the link (its idle op);
  *  - a waiting send canceled: withdrawn by message, its recv PEER_ERROR;
- *  - a "busy" answer: the send announces again, and the pair completes;
  *  - a link with no room for a write: the cleared send and a one-sided
  *    write wait for room, then land;
  *  - forged clearances: one asking for more than the send, one naming a
@@ -289,55 +288,6 @@ static void test_cancel_waiting_send(void **state)
 	th_close(w);
 }
 
-/* A message as far device 1 would send it to device 0 about device 0's op @s. */
-static struct q_msg msg_about(uint16_t type, accdma_token s)
-{
-	struct q_msg m = loop_msg(type, 1, 0);
-
-	m.queue = q_token_queue(s);
-	m.slot = q_token_slot(s);
-	m.gen = q_token_gen(s);
-	return m;
-}
-
-/* A receiver whose table had no room answers "busy" (never in a world this
- * small: the table holds every op that can wait, so the answer is forged
- * here): the send announces itself again, the receiver sees the same send
- * and keeps its entry, and the pair completes with its data. */
-static void test_busy_answer(void **state)
-{
-	(void)state;
-	accdma_world *w = loop_open(2, 1);
-	uint64_t base[DRV_LOOP__COUNT], c[DRV_LOOP__COUNT];
-	uint8_t *a, *b;
-	accdma_key ka = th_alloc(w, 0, BIG, (void **)&a);
-	accdma_key kb = th_alloc(w, 1, BIG, (void **)&b);
-	accdma_token s, r;
-	struct q_msg m;
-
-	th_fill_pattern(a, BIG, 6);
-	loop_counts(w, base, NULL);
-	assert_int_equal(accdma_send(th_q(w, 0), 1, 4, ka, 0, BIG, NULL, 0, &s), 0);
-	th_kick(w, 0, 1);
-	th_kick(w, 1, 1);
-	m = msg_about(Q_MSG_BUSY, s);
-	assert_int_equal(drv_loop_inject(w, &m), 0);
-	th_kick(w, 0, 2);
-	th_kick(w, 1, 2);
-	loop_counts(w, c, base);
-	assert_int_equal(c[Q_MSG_RTS], 2);
-	th_pending(w, s);
-	assert_int_equal(accdma_recv(th_q(w, 1), 0, 4, kb, 0, BIG, NULL, 0, &r), 0);
-	th_wait_ok(w, r);
-	th_wait_ok(w, s);
-	assert_memory_equal(b, a, BIG);
-	loop_counts(w, c, base);
-	assert_int_equal(c[Q_MSG_CTS], 1);
-	assert_int_equal(c[Q_MSG_FIN], 1);
-	assert_int_equal(c[DRV_LOOP_WRITES], 1);
-	th_close(w);
-}
-
 /* A link with no room for another write (every one in flight) starts
  * nothing: the engine tries again, and the cleared send and a one-sided
  * write both land once it has room. */
@@ -483,7 +433,7 @@ static void test_hostile_clearance(void **state)
 		th_kick(w, 0, 1);
 		th_pending(w, s);
 		loop_counts(w, base, NULL);
-		m = msg_about(Q_MSG_CTS, s);
+		m = loop_msg_about(Q_MSG_CTS, s);
 		m.key = bad_key ? 0xdead : kb;
 		m.length = bad_key ? BIG : 2 * BIG;
 		m.len = sizeof(r);
@@ -516,7 +466,6 @@ int main(void)
 		cmocka_unit_test(test_credit_ask),
 		cmocka_unit_test(test_idle_told),
 		cmocka_unit_test(test_cancel_waiting_send),
-		cmocka_unit_test(test_busy_answer),
 		cmocka_unit_test(test_hostile_clearance),
 		cmocka_unit_test(test_writes_refused),
 		cmocka_unit_test(test_hostile_peer),
