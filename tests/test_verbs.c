@@ -15,13 +15,19 @@
  *  - a rank killed with SIGKILL mid-transfer: the other's ops with it
  *    (a recv, staged sends waiting for their finish, a later send)
  *    complete PEER_LOST, and it closes cleanly;
- *  - a rank of another shape cannot join: both opens fail and say why.
+ *  - a rank of another shape cannot join: both opens fail and say why;
+ *  - `test_verbs test_port_down`, only when named (the test VM runs it
+ *    last, then restores the paths): a port taken down while both ranks wait for each other
+ *    (ACCDMA_TEST_RXE1_NETDEV, rank 1's veth; its peer loses its carrier
+ *    too): every op with the other, waiting or posted later, completes
+ *    PEER_LOST, and both close.
  */
 #include "helpers/th.h"
 
 #include <infiniband/verbs.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,6 +261,37 @@ static void rank_killed(int rank)
 	_exit(0);
 }
 
+/* Rank 1 takes its own port down once both ranks have ops waiting for each other. */
+static void rank_port_down(int rank)
+{
+	int rc, peer = 1 - rank;
+	accdma_world *w = rank_open(rank, &rc);
+	accdma_queue *q;
+	accdma_key k;
+	accdma_token t[3];
+	char cmd[128];
+
+	CHECK(rc == 0 && w);
+	CHECK(accdma_queue_get(w, rank, 0, &q) == 0);
+	CHECK(accdma_mem_alloc(w, rank, BIG, &k) == 0);
+	CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0);
+	CHECK(wait_st(w, t[0], NULL) == ACCDMA_OK);
+	/* a recv and a large send each, neither ever matched */
+	CHECK(accdma_recv(q, peer, 20 + rank, k, 0, BIG, NULL, 0, &t[0]) == 0);
+	CHECK(accdma_send(q, peer, 30 + rank, k, 0, BIG, NULL, 0, &t[1]) == 0);
+	if (rank == 1) {
+		usleep(300000);
+		snprintf(cmd, sizeof(cmd), "/usr/sbin/ip link set dev %s down", getenv("ACCDMA_TEST_RXE1_NETDEV"));
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(wait_st(w, t[0], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(wait_st(w, t[1], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(accdma_send(q, peer, 40, k, 0, 8, NULL, 0, &t[2]) == 0);
+	CHECK(wait_st(w, t[2], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(accdma_world_close(w) == 0);
+	_exit(0);
+}
+
 /* Rank 1 asks for two queues, rank 0 for one: the join refuses it, and both opens fail. */
 static void rank_misfit(int rank)
 {
@@ -364,6 +401,26 @@ static void test_misfit_refused(void **state)
 	assert_int_equal(st[1], 0);
 }
 
+/* Only where the test may take a port down and bring it back (the test VM),
+ * and only when named: the paths need restoring after it. */
+static void test_port_down(void **state)
+{
+	const char *nd = getenv("ACCDMA_TEST_RXE1_NETDEV"), *only = th_test_filter();
+	char cmd[128];
+	int st[2], up;
+
+	(void)state;
+	need_rdma();
+	if (!nd || !*nd || !only || strcmp(only, "test_port_down"))
+		skip();
+	run_ranks(rank_port_down, st, devs());
+	snprintf(cmd, sizeof(cmd), "/usr/sbin/ip link set dev %s up", nd);
+	up = system(cmd);
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+	assert_int_equal(up, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,8 +428,9 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_rank_killed),
 		cmocka_unit_test(test_misfit_refused),
+		cmocka_unit_test(test_port_down),
 	};
-
+	const char *only = th_test_filter();
 	int failed;
 	FILE *con;
 
@@ -381,8 +439,7 @@ int main(void)
 	/* In the test VM, say on its console that the cases ran (a skip also exits 0). */
 	con = getenv("ACCDMA_TEST_RXE0") ? fopen("/dev/console", "w") : NULL;
 	if (con) {
-		fprintf(con, "VMTEST INFO test_verbs: %zu cases on %s, %d failed\n",
-			sizeof(tests) / sizeof(tests[0]), devs(), failed);
+		fprintf(con, "VMTEST INFO test_verbs %s: on %s, %d failed\n", only ? only : "(all)", devs(), failed);
 		fclose(con);
 	}
 	return failed;

@@ -14,15 +14,19 @@
  *   rank -> 0   READY  its queue pairs are connected and every peer answered
  *                      a ping through them (or FAIL with a message)
  *   0 -> rank   GO     everyone is ready (or FAIL: the first failure, to all)
- *   later       LOST   rank r is gone (0 -> rank), BYE (a rank closes)
+ *   later       LOST   rank r is gone (0 -> rank), BYE (a rank closes),
+ *                      DOWN (rank -> 0: its port or device failed)
  *
  * The connections stay open: they are the liveness channel. Soft-RoCE (and a
  * host that vanishes) never fails a queue pair on its own, so a rank's death
  * is its connection's end (keepalive and a user timeout catch a silent host);
- * rank 0 relays it to everyone. A job cookie (the launcher's job id, the
+ * rank 0 relays it to everyone. The same thread reads the device's own
+ * events: a port gone down cuts its rank off from every peer, which it says
+ * with DOWN, and rank 0 relays as a death. A job cookie (the launcher's job id, the
  * port, the world's size) keeps two jobs from joining each other.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -39,7 +43,7 @@
 
 #define VB_BOOT_MAGIC 0xacc0b0e5u
 
-enum { BT_HELLO = 1, BT_TABLE, BT_READY, BT_GO, BT_FAIL, BT_LOST, BT_BYE };
+enum { BT_HELLO = 1, BT_TABLE, BT_READY, BT_GO, BT_FAIL, BT_LOST, BT_BYE, BT_DOWN };
 
 struct bt_hdr {
 	uint32_t magic, type, len, arg;
@@ -370,7 +374,7 @@ static void master_heard(struct vb *v, int r)
 	uint32_t why = Q_DEV_LOST_DIED;
 
 	if (!read_all(v->conns[r], &h, sizeof(h), now_ms() + 1000) && h.magic == VB_BOOT_MAGIC &&
-	    h.type != BT_BYE)
+	    h.type != BT_BYE && h.type != BT_DOWN)
 		return; /* nothing else is expected; a stray message is ignored */
 	if (h.magic == VB_BOOT_MAGIC && h.type == BT_BYE)
 		why = Q_DEV_LOST_CLOSED;
@@ -402,35 +406,94 @@ static int worker_heard(struct vb *v)
 	return 0;
 }
 
+/* Our port or device failed: no peer can be reached. Mark them all lost
+ * here, and have rank 0 tell the others (it relays our DOWN as a death; as
+ * rank 0 we are the relay, and say that we are gone). */
+static void cut_off(struct vb *v, int fatal)
+{
+	uint32_t why = Q_DEV_LOST_DIED;
+
+	if (atomic_exchange(&v->cut_off, 1))
+		return;
+	if (v->w->opts.log_level >= 1 && fatal)
+		fprintf(stderr, "accdma: verbs: device %s failed: rank %d is cut off; its ops with every peer complete PEER_LOST\n",
+			v->devname, v->self);
+	else if (v->w->opts.log_level >= 1)
+		fprintf(stderr, "accdma: verbs: port %d of %s went down: rank %d is cut off; its ops with every peer complete PEER_LOST\n",
+			v->port, v->devname, v->self);
+	for (int p = 0; p < v->nprocs; p++)
+		vb_mark_lost(v, p, Q_DEV_LOST_DIED);
+	if (v->self)
+		bt_send(v->conn, BT_DOWN, 0, NULL, 0);
+	for (int o = 1; v->self == 0 && o < v->nprocs; o++)
+		if (v->conns[o] >= 0)
+			bt_send(v->conns[o], BT_LOST, 0, &why, sizeof(why));
+}
+
+/* The device's events (its async fd is non-blocking): a port of ours gone
+ * down or the device failed cut us off; a queue pair in error loses its peer
+ * (its failed work may never complete to tell us). */
+static void device_heard(struct vb *v)
+{
+	struct ibv_async_event e;
+
+	while (!ibv_get_async_event(v->ctx, &e)) {
+		switch (e.event_type) {
+		case IBV_EVENT_PORT_ERR:
+			if (e.element.port_num == v->port)
+				cut_off(v, 0);
+			break;
+		case IBV_EVENT_DEVICE_FATAL:
+			cut_off(v, 1);
+			break;
+		case IBV_EVENT_QP_FATAL:
+		case IBV_EVENT_QP_REQ_ERR:
+		case IBV_EVENT_QP_ACCESS_ERR:
+			for (int p = 0; p < v->nprocs; p++)
+				if (v->qp[p] && v->qp[p] == e.element.qp)
+					vb_mark_lost(v, p, Q_DEV_LOST_DIED);
+			break;
+		default:
+			break;
+		}
+		ibv_ack_async_event(&e);
+	}
+}
+
+/* pf[0]: the close's eventfd; pf[1]: the device's events; then rank 0's
+ * connections by rank (from 1), or a rank's one connection to rank 0. */
 static void *monitor_main(void *arg)
 {
 	struct vb *v = arg;
-	struct pollfd *pf = calloc((size_t)v->nprocs + 1, sizeof(*pf));
+	struct pollfd *pf = calloc((size_t)v->nprocs + 2, sizeof(*pf));
 	int worker_open = 1;
 
 	if (!pf)
 		return NULL;
 	while (!atomic_load(&v->stop)) {
-		int n = 1;
+		int n = 2;
 
 		pf[0] = (struct pollfd){ .fd = v->efd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = v->ctx->async_fd, .events = POLLIN };
 		if (v->self == 0) {
 			for (int r = 1; r < v->nprocs; r++)
-				pf[r] = (struct pollfd){ .fd = v->conns[r], .events = POLLIN };
-			n = v->nprocs;
+				pf[r + 1] = (struct pollfd){ .fd = v->conns[r], .events = POLLIN };
+			n = v->nprocs + 1;
 		} else if (worker_open) {
-			pf[1] = (struct pollfd){ .fd = v->conn, .events = POLLIN };
-			n = 2;
+			pf[2] = (struct pollfd){ .fd = v->conn, .events = POLLIN };
+			n = 3;
 		}
 		if (poll(pf, (nfds_t)n, -1) < 0)
 			continue;
 		if (pf[0].revents)
 			break;
-		for (int i = 1; i < n; i++) {
+		if (pf[1].revents)
+			device_heard(v);
+		for (int i = 2; i < n; i++) {
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (v->self == 0)
-				master_heard(v, i);
+				master_heard(v, i - 1);
 			else if (worker_heard(v))
 				worker_open = 0;
 		}
@@ -445,6 +508,9 @@ int vb_boot_monitor_start(struct vb *v)
 		return 0;
 	v->efd = eventfd(0, EFD_CLOEXEC);
 	if (v->efd < 0)
+		return -errno;
+	/* read until empty at each wake-up: never block the thread in the read */
+	if (fcntl(v->ctx->async_fd, F_SETFL, fcntl(v->ctx->async_fd, F_GETFL) | O_NONBLOCK) < 0)
 		return -errno;
 	if (pthread_create(&v->monitor, NULL, monitor_main, v))
 		return -EAGAIN;

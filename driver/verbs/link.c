@@ -101,7 +101,7 @@ void vb_mark_lost(struct vb *v, int proc, uint32_t why)
 		atomic_store_explicit(&w->a.sh->lost_any, 1, memory_order_release);
 	if (v->qp && v->qp[proc])
 		ibv_modify_qp(v->qp[proc], &a, IBV_QP_STATE);
-	if (why == Q_DEV_LOST_DIED && w->opts.log_level >= 1)
+	if (why == Q_DEV_LOST_DIED && !atomic_load(&v->cut_off) && w->opts.log_level >= 1)
 		fprintf(stderr, "accdma: verbs: rank %d (%s) is gone; ops with it complete PEER_LOST\n", proc,
 			v->hellos[proc].dev);
 	kick_local(v);

@@ -5,7 +5,7 @@
  *
  *   boot.c   ranks find each other over TCP (MASTER_ADDR, ACCDMA_BOOT_PORT),
  *            trade what their queue pairs need, and keep the connection as
- *            the liveness channel
+ *            the liveness channel, beside the device's own events
  *   link.c   the engines' link (fw_stub/link.h) over RC queue pairs: messages
  *            by SEND into a shared receive queue, data by RDMA WRITE; one
  *            completion queue and its poller thread
@@ -160,6 +160,7 @@ struct vb {
 	struct vb_rstage *rstage; /* by process: its slots for us */
 	_Atomic uint32_t *pings;    /* by process: its ping arrived */
 	_Atomic uint32_t *proc_lost; /* by process */
+	_Atomic int cut_off;         /* our port or device failed: every peer is lost */
 	pthread_t poller;
 	int poller_started;
 	_Atomic int stop;

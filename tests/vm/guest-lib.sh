@@ -121,8 +121,9 @@ kmod_load() {
 # packet from a local source, rp_filter=0 stops the reverse-path check from
 # dropping it, and permanent neighbour entries save ARP (which the
 # loopback-looking addresses would confuse). MTU 9000 gives 4096-byte RoCE MTU.
-# Exports ACCDMA_TEST_RXE0=rxe0@203.0.113.11, ACCDMA_TEST_RXE1=rxe1@203.0.113.12
-# and ACCDMA_TEST_RXE0_GID / _RXE1_GID: the GID index of each address (RoCE v2).
+# Exports ACCDMA_TEST_RXE0=rxe0@203.0.113.11, ACCDMA_TEST_RXE1=rxe1@203.0.113.12,
+# ACCDMA_TEST_RXE0_GID / _RXE1_GID: the GID index of each address (RoCE v2),
+# and ACCDMA_TEST_RXE1_NETDEV=veth1 (the link test_verbs may take down).
 RXE0_IP=203.0.113.11
 RXE1_IP=203.0.113.12
 rxe_up() {
@@ -139,27 +140,38 @@ rxe_up() {
 	echo 1 > /proc/sys/net/ipv4/conf/veth0/accept_local
 	echo 1 > /proc/sys/net/ipv4/conf/veth1/accept_local
 	ip rule add pref 10 iif lo to $RXE1_IP lookup 100
-	ip route add $RXE1_IP dev veth0 src $RXE0_IP table 100
 	ip rule add pref 11 iif lo to $RXE0_IP lookup 101
-	ip route add $RXE0_IP dev veth1 src $RXE1_IP table 101
 	ip rule add pref 20 lookup local
 	ip rule del pref 0
-	ip neigh replace $RXE1_IP lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
-	ip neigh replace $RXE0_IP lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
+	rxe_paths || return 1
 	rdma link add rxe0 type rxe netdev veth0 || return 1
 	rdma link add rxe1 type rxe netdev veth1 || return 1
+	rxe_active || return 1
+	ACCDMA_TEST_RXE0_GID=$(rxe_gid_index rxe0 $RXE0_IP) || return 1
+	ACCDMA_TEST_RXE1_GID=$(rxe_gid_index rxe1 $RXE1_IP) || return 1
+	export ACCDMA_TEST_RXE0=rxe0@$RXE0_IP ACCDMA_TEST_RXE1=rxe1@$RXE1_IP
+	export ACCDMA_TEST_RXE0_GID ACCDMA_TEST_RXE1_GID ACCDMA_TEST_RXE1_NETDEV=veth1
+}
+
+# rxe_paths: each end's route to the other out of its own veth, and the
+# neighbour entries; again after a test took a veth down (that drops them).
+rxe_paths() {
+	ip route replace $RXE1_IP dev veth0 src $RXE0_IP table 100 || return 1
+	ip route replace $RXE0_IP dev veth1 src $RXE1_IP table 101 || return 1
+	ip neigh replace $RXE1_IP lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
+	ip neigh replace $RXE0_IP lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
+}
+
+# rxe_active: wait up to 10 s for both ports to be PORT_ACTIVE.
+rxe_active() {
 	for _d in rxe0 rxe1; do
 		_n=0
 		until ibv_devinfo -d $_d 2>/dev/null | grep -q PORT_ACTIVE; do
 			_n=$((_n + 1))
-			[ $_n -le 100 ] || { echo "rxe_up: $_d not PORT_ACTIVE after 10 s" >&2; return 1; }
+			[ $_n -le 100 ] || { echo "rxe_active: $_d not PORT_ACTIVE after 10 s" >&2; return 1; }
 			sleep 0.1
 		done
 	done
-	ACCDMA_TEST_RXE0_GID=$(rxe_gid_index rxe0 $RXE0_IP) || return 1
-	ACCDMA_TEST_RXE1_GID=$(rxe_gid_index rxe1 $RXE1_IP) || return 1
-	export ACCDMA_TEST_RXE0=rxe0@$RXE0_IP ACCDMA_TEST_RXE1=rxe1@$RXE1_IP
-	export ACCDMA_TEST_RXE0_GID ACCDMA_TEST_RXE1_GID
 }
 
 # rxe_gid_index DEV IPV4: the index of the GID ::ffff:IPV4 on port 1 (waits

@@ -63,5 +63,10 @@ if [ -s /vmtest/files/verbs-tests.list ]; then
 	done
 fi
 
+# The port-down case (last in the list) took veth1 down and up: its routes
+# and neighbour entries go back, and the ports must carry traffic again.
+paths_back() { rxe_paths && rxe_active; }
+vmtest rxe-restored paths_back && vmtest rc-pingpong-again pingpong
+
 # perftest and accdma-bw, one round (make bench-verbs runs five: guest-verbs-bench.sh).
 verbs_bench_round 1

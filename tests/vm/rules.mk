@@ -17,7 +17,7 @@ VERBS_LIST := tests/vm/verbs-tests.list
 # The listed programs (the first word of each line but a VMTEST_TIMEOUT=):
 # built by their own rules.
 VERBS_TEST_BINS := $(shell sed -e 's/\#.*//' $(VERBS_LIST) | \
-                     awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
+                     awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }' | sort -u)
 
 .PHONY: check-verbs bench-verbs check-vm-smoke check-kmod bench-kmod
 # What the listed programs run: the tools, and queue-tester's scenarios.
@@ -39,7 +39,7 @@ check-vm-smoke:
 # The cmocka tests that run with ACCDMA_TRANSPORT=kmod (tests/vm/kmod-tests.list).
 KMOD_LIST := tests/vm/kmod-tests.list
 KMOD_LIST_BINS := $(shell sed -e 's/\#.*//' $(KMOD_LIST) | \
-                    awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }')
+                    awk 'NF { print ($$1 ~ /^VMTEST_TIMEOUT=/) ? $$2 : $$1 }' | sort -u)
 
 # The module builds against the guest's kernel, whatever the host runs.
 check-kmod: $(KMOD_LIST_BINS)
