@@ -20,7 +20,11 @@
  *    last, then restores the paths): a port taken down while both ranks wait for each other
  *    (ACCDMA_TEST_RXE1_NETDEV, rank 1's veth; its peer loses its carrier
  *    too): every op with the other, waiting or posted later, completes
- *    PEER_LOST, and both close.
+ *    PEER_LOST, and both close;
+ *  - `test_verbs test_host_silent`, only when named: the same with the
+ *    link silenced both ways instead (no port down, no error anywhere):
+ *    the join's connection, kept alive by keepalive and a user timeout of
+ *    ACCDMA_PEER_TIMEOUT_MS, is what notices.
  */
 #include "helpers/th.h"
 
@@ -34,6 +38,7 @@
 #define BIG (1u << 20)
 
 static int port_base;
+static const char *master_addr = "127.0.0.1";
 
 /* Is there an RDMA device with an active port? */
 static int have_rdma(void)
@@ -292,6 +297,44 @@ static void rank_port_down(int rank)
 	_exit(0);
 }
 
+/* Once both ranks have ops waiting for each other, rank 1 silences the
+ * link both ways (`tc ... netem loss 100%` on both veths): no port goes
+ * down, no queue pair errors, the join's connection (which crosses the veth
+ * here) just stops answering, as a host that vanished. */
+static void rank_host_silent(int rank)
+{
+	int rc, peer = 1 - rank;
+	accdma_world *w;
+	accdma_queue *q;
+	accdma_key k;
+	accdma_token t[3];
+	char cmd[256];
+
+	setenv("ACCDMA_PEER_TIMEOUT_MS", "3000", 1);
+	w = rank_open(rank, &rc);
+	CHECK(rc == 0 && w);
+	CHECK(accdma_queue_get(w, rank, 0, &q) == 0);
+	CHECK(accdma_mem_alloc(w, rank, BIG, &k) == 0);
+	CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0);
+	CHECK(wait_st(w, t[0], NULL) == ACCDMA_OK);
+	CHECK(accdma_recv(q, peer, 20 + rank, k, 0, BIG, NULL, 0, &t[0]) == 0);
+	CHECK(accdma_send(q, peer, 30 + rank, k, 0, BIG, NULL, 0, &t[1]) == 0);
+	if (rank == 1) {
+		usleep(300000);
+		snprintf(cmd, sizeof(cmd),
+			 "/usr/sbin/tc qdisc add dev %s root netem loss 100%% && "
+			 "/usr/sbin/tc qdisc add dev %s root netem loss 100%%",
+			 getenv("ACCDMA_TEST_RXE0_NETDEV"), getenv("ACCDMA_TEST_RXE1_NETDEV"));
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(wait_st(w, t[0], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(wait_st(w, t[1], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(accdma_send(q, peer, 40, k, 0, 8, NULL, 0, &t[2]) == 0);
+	CHECK(wait_st(w, t[2], NULL) == ACCDMA_ST_PEER_LOST);
+	CHECK(accdma_world_close(w) == 0);
+	_exit(0);
+}
+
 /* Rank 1 asks for two queues, rank 0 for one: the join refuses it, and both opens fail. */
 static void rank_misfit(int rank)
 {
@@ -334,7 +377,7 @@ static void run_ranks(void (*fn)(int rank), int st[2], const char *devs)
 			setenv("RANK", rs, 1);
 			setenv("LOCAL_RANK", rs, 1);
 			setenv("WORLD_SIZE", "2", 1);
-			setenv("MASTER_ADDR", "127.0.0.1", 1);
+			setenv("MASTER_ADDR", master_addr, 1);
 			setenv("MASTER_PORT", port, 1);
 			setenv("ACCDMA_TRANSPORT", "verbs", 1);
 			setenv("ACCDMA_IB_DEV", devs, 1);
@@ -421,6 +464,30 @@ static void test_port_down(void **state)
 	assert_int_equal(up, 0);
 }
 
+/* As test_port_down, named only: the join goes to rank 0's RDMA address,
+ * so that its connection crosses the veth the test silences. */
+static void test_host_silent(void **state)
+{
+	const char *nd0 = getenv("ACCDMA_TEST_RXE0_NETDEV"), *nd1 = getenv("ACCDMA_TEST_RXE1_NETDEV");
+	const char *rxe0 = getenv("ACCDMA_TEST_RXE0"), *only = th_test_filter();
+	char cmd[256];
+	int st[2], back;
+
+	(void)state;
+	need_rdma();
+	if (!nd0 || !nd1 || !rxe0 || !strchr(rxe0, '@') || !only || strcmp(only, "test_host_silent"))
+		skip();
+	master_addr = strchr(rxe0, '@') + 1;
+	run_ranks(rank_host_silent, st, devs());
+	master_addr = "127.0.0.1";
+	snprintf(cmd, sizeof(cmd), "/usr/sbin/tc qdisc del dev %s root; /usr/sbin/tc qdisc del dev %s root", nd0,
+		 nd1);
+	back = system(cmd);
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+	assert_int_equal(back, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_rank_killed),
 		cmocka_unit_test(test_misfit_refused),
 		cmocka_unit_test(test_port_down),
+		cmocka_unit_test(test_host_silent),
 	};
 	const char *only = th_test_filter();
 	int failed;

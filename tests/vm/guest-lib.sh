@@ -123,11 +123,12 @@ kmod_load() {
 # loopback-looking addresses would confuse). MTU 9000 gives 4096-byte RoCE MTU.
 # Exports ACCDMA_TEST_RXE0=rxe0@203.0.113.11, ACCDMA_TEST_RXE1=rxe1@203.0.113.12,
 # ACCDMA_TEST_RXE0_GID / _RXE1_GID: the GID index of each address (RoCE v2),
-# and ACCDMA_TEST_RXE1_NETDEV=veth1 (the link test_verbs may take down).
+# and ACCDMA_TEST_RXE0_NETDEV=veth0, ACCDMA_TEST_RXE1_NETDEV=veth1 (the links
+# test_verbs may take down or silence).
 RXE0_IP=203.0.113.11
 RXE1_IP=203.0.113.12
 rxe_up() {
-	kmod_load veth crc32_generic rdma_rxe ib_uverbs rdma_ucm || return 1
+	kmod_load veth crc32_generic rdma_rxe ib_uverbs rdma_ucm sch_netem || return 1
 	ip link add veth0 type veth peer name veth1 || return 1
 	for _i in 0 1; do
 		# No IPv6 on the veths: one GID per port beside the default one.
@@ -150,7 +151,7 @@ rxe_up() {
 	ACCDMA_TEST_RXE0_GID=$(rxe_gid_index rxe0 $RXE0_IP) || return 1
 	ACCDMA_TEST_RXE1_GID=$(rxe_gid_index rxe1 $RXE1_IP) || return 1
 	export ACCDMA_TEST_RXE0=rxe0@$RXE0_IP ACCDMA_TEST_RXE1=rxe1@$RXE1_IP
-	export ACCDMA_TEST_RXE0_GID ACCDMA_TEST_RXE1_GID ACCDMA_TEST_RXE1_NETDEV=veth1
+	export ACCDMA_TEST_RXE0_GID ACCDMA_TEST_RXE1_GID ACCDMA_TEST_RXE0_NETDEV=veth0 ACCDMA_TEST_RXE1_NETDEV=veth1
 }
 
 # rxe_paths: each end's route to the other out of its own veth, and the

@@ -2,7 +2,7 @@
 # Builds the guest's initramfs (an uncompressed cpio: the kernel unpacks it
 # faster under TCG than it would decompress one).
 #   tests/vm/initramfs.sh OUT.cpio GUEST_SCRIPT
-# The guest gets: busybox, iproute2's ip and rdma (busybox's ip cannot do
+# The guest gets: busybox, iproute2's ip, tc and rdma (busybox's ip cannot do
 # policy routing or rdma links), the verbs tools and perftest, libibverbs with
 # its rxe provider, every library `ldd` lists for each binary, the modules
 # soft-RoCE needs (with their dependencies from modules.dep, decompressed),
@@ -50,7 +50,7 @@ for a in $(/bin/busybox --list | grep -vx busybox); do
 done
 
 # Full tools: iproute2, the verbs utilities, perftest.
-tools="ip rdma ibv_devinfo ibv_devices ibv_rc_pingpong ib_write_bw ib_read_bw ib_send_bw
+tools="ip tc rdma ibv_devinfo ibv_devices ibv_rc_pingpong ib_write_bw ib_read_bw ib_send_bw
        ib_send_lat ib_write_lat"
 for t in $tools; do
 	p=$(command -v "$t") || die "no $t on the host (VM=1 bash scripts/install-deps.sh)"
@@ -84,6 +84,7 @@ done
 
 # Modules: soft-RoCE's (rdma_rxe needs a crc32 provider that modules.dep does
 # not name: crc32_generic), veth for the two "hosts", rdma_ucm for rdma_cm,
+# sch_netem to silence a link (test_verbs test_host_silent),
 # and the suite's. Each with its dependencies, decompressed, listed in a
 # modules.dep of what is shipped (busybox's modprobe reads it; guest-lib.sh
 # falls back to insmod in its order).
@@ -120,7 +121,7 @@ add_name() { # MODULE-NAME WHO-ASKED
 	[ -n "$rel" ] || die "$2: no module $1 in $moddir (built in? then drop it)"
 	add_mod "$rel"
 }
-for m in crc32_generic veth rdma_rxe rdma_ucm; do
+for m in crc32_generic veth rdma_rxe rdma_ucm sch_netem; do
 	add_name "$m" initramfs.sh
 done
 for k in ${EXTRA_KO:-}; do
