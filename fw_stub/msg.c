@@ -388,7 +388,7 @@ static void take_credit(struct fw_device *fd, const struct q_msg *m)
 		return;
 	tx = &fd->eager_tx[m->src];
 	old = os_load(&tx->credit, OS_RELAXED);
-	answer = m->type == Q_MSG_CREDIT && os_load(&tx->ask, OS_RELAXED) == FW_ASK_SENT;
+	answer = m->type == Q_MSG_CREDIT && os_load(&tx->ask, OS_ACQUIRE) == FW_ASK_SENT;
 	if (m->credit == old && !answer)
 		return;
 	fw_eager_lock(fd, &fd->eager_tx_lock);

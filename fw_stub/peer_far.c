@@ -87,10 +87,14 @@ static int short_of_room(struct fw_device *fd, struct fw_eager_tx *tx, uint32_t 
 
 	switch (os_load(&tx->ask, OS_RELAXED)) {
 	case FW_ASK_NONE:
+		/* asked before the question leaves: a thread serving our inbox
+		 * may take the answer before link_send() returns */
+		os_store(&tx->ask, FW_ASK_SENT, OS_RELEASE);
 		fw_far_msg_init(&m, fd, dst, Q_MSG_CREDIT_ASK);
-		if (link_send(fd, &m))
+		if (link_send(fd, &m)) {
+			os_store(&tx->ask, FW_ASK_NONE, OS_RELAXED);
 			return 0; /* the receiver is gone: the rendezvous path says so */
-		os_store(&tx->ask, FW_ASK_SENT, OS_RELAXED);
+		}
 		return -EAGAIN;
 	case FW_ASK_SENT:
 		return -EAGAIN;

@@ -266,49 +266,19 @@ static void rank_killed(int rank)
 	_exit(0);
 }
 
-/* Rank 1 takes its own port down once both ranks have ops waiting for each other. */
-static void rank_port_down(int rank)
-{
-	int rc, peer = 1 - rank;
-	accdma_world *w = rank_open(rank, &rc);
-	accdma_queue *q;
-	accdma_key k;
-	accdma_token t[3];
-	char cmd[128];
+/* What rank 1 runs to cut the ranks apart (rank_cut_apart()); set before the ranks start. */
+static char cut_cmd[256];
 
-	CHECK(rc == 0 && w);
-	CHECK(accdma_queue_get(w, rank, 0, &q) == 0);
-	CHECK(accdma_mem_alloc(w, rank, BIG, &k) == 0);
-	CHECK(accdma_barrier(q, NULL, 0, &t[0]) == 0);
-	CHECK(wait_st(w, t[0], NULL) == ACCDMA_OK);
-	/* a recv and a large send each, neither ever matched */
-	CHECK(accdma_recv(q, peer, 20 + rank, k, 0, BIG, NULL, 0, &t[0]) == 0);
-	CHECK(accdma_send(q, peer, 30 + rank, k, 0, BIG, NULL, 0, &t[1]) == 0);
-	if (rank == 1) {
-		usleep(300000);
-		snprintf(cmd, sizeof(cmd), "/usr/sbin/ip link set dev %s down", getenv("ACCDMA_TEST_RXE1_NETDEV"));
-		CHECK(system(cmd) == 0);
-	}
-	CHECK(wait_st(w, t[0], NULL) == ACCDMA_ST_PEER_LOST);
-	CHECK(wait_st(w, t[1], NULL) == ACCDMA_ST_PEER_LOST);
-	CHECK(accdma_send(q, peer, 40, k, 0, 8, NULL, 0, &t[2]) == 0);
-	CHECK(wait_st(w, t[2], NULL) == ACCDMA_ST_PEER_LOST);
-	CHECK(accdma_world_close(w) == 0);
-	_exit(0);
-}
-
-/* Once both ranks have ops waiting for each other, rank 1 silences the
- * link both ways (`tc ... netem loss 100%` on both veths): no port goes
- * down, no queue pair errors, the join's connection (which crosses the veth
- * here) just stops answering, as a host that vanished. */
-static void rank_host_silent(int rank)
+/* Once both ranks have ops waiting for each other (a recv and a large send
+ * each, neither ever matched), rank 1 runs cut_cmd; every op with the
+ * other, waiting or posted later, must end PEER_LOST, and both close. */
+static void rank_cut_apart(int rank)
 {
 	int rc, peer = 1 - rank;
 	accdma_world *w;
 	accdma_queue *q;
 	accdma_key k;
 	accdma_token t[3];
-	char cmd[256];
 
 	setenv("ACCDMA_PEER_TIMEOUT_MS", "3000", 1);
 	w = rank_open(rank, &rc);
@@ -321,11 +291,7 @@ static void rank_host_silent(int rank)
 	CHECK(accdma_send(q, peer, 30 + rank, k, 0, BIG, NULL, 0, &t[1]) == 0);
 	if (rank == 1) {
 		usleep(300000);
-		snprintf(cmd, sizeof(cmd),
-			 "/usr/sbin/tc qdisc add dev %s root netem loss 100%% && "
-			 "/usr/sbin/tc qdisc add dev %s root netem loss 100%%",
-			 getenv("ACCDMA_TEST_RXE0_NETDEV"), getenv("ACCDMA_TEST_RXE1_NETDEV"));
-		CHECK(system(cmd) == 0);
+		CHECK(system(cut_cmd) == 0);
 	}
 	CHECK(wait_st(w, t[0], NULL) == ACCDMA_ST_PEER_LOST);
 	CHECK(wait_st(w, t[1], NULL) == ACCDMA_ST_PEER_LOST);
@@ -456,7 +422,8 @@ static void test_port_down(void **state)
 	need_rdma();
 	if (!nd || !*nd || !only || strcmp(only, "test_port_down"))
 		skip();
-	run_ranks(rank_port_down, st, devs());
+	snprintf(cut_cmd, sizeof(cut_cmd), "/usr/sbin/ip link set dev %s down", nd);
+	run_ranks(rank_cut_apart, st, devs());
 	snprintf(cmd, sizeof(cmd), "/usr/sbin/ip link set dev %s up", nd);
 	up = system(cmd);
 	assert_int_equal(st[0], 0);
@@ -478,7 +445,12 @@ static void test_host_silent(void **state)
 	if (!nd0 || !nd1 || !rxe0 || !strchr(rxe0, '@') || !only || strcmp(only, "test_host_silent"))
 		skip();
 	master_addr = strchr(rxe0, '@') + 1;
-	run_ranks(rank_host_silent, st, devs());
+	/* no port goes down, no queue pair errors: the join's connection,
+	 * which crosses the veth here, just stops answering */
+	snprintf(cut_cmd, sizeof(cut_cmd),
+		 "/usr/sbin/tc qdisc add dev %s root netem loss 100%% && "
+		 "/usr/sbin/tc qdisc add dev %s root netem loss 100%%", nd0, nd1);
+	run_ranks(rank_cut_apart, st, devs());
 	master_addr = "127.0.0.1";
 	snprintf(cmd, sizeof(cmd), "/usr/sbin/tc qdisc del dev %s root; /usr/sbin/tc qdisc del dev %s root", nd0,
 		 nd1);
