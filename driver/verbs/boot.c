@@ -22,8 +22,8 @@
  * is its connection's end (keepalive and a user timeout catch a silent host);
  * rank 0 relays it to everyone. The same thread reads the device's own
  * events: a port gone down cuts its rank off from every peer, which it says
- * with DOWN, and rank 0 relays as a death. A job cookie (the launcher's job id, the
- * port, the world's size) keeps two jobs from joining each other.
+ * with DOWN, and rank 0 relays as a death. A job cookie (the launcher's job
+ * id, the port, the world's size) keeps two jobs from joining each other.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -466,7 +466,7 @@ static void *monitor_main(void *arg)
 {
 	struct vb *v = arg;
 	struct pollfd *pf = calloc((size_t)v->nprocs + 2, sizeof(*pf));
-	int worker_open = 1;
+	int worker_open = 1, device_open = 1;
 
 	if (!pf)
 		return NULL;
@@ -474,7 +474,7 @@ static void *monitor_main(void *arg)
 		int n = 2;
 
 		pf[0] = (struct pollfd){ .fd = v->efd, .events = POLLIN };
-		pf[1] = (struct pollfd){ .fd = v->ctx->async_fd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = device_open ? v->ctx->async_fd : -1, .events = POLLIN };
 		if (v->self == 0) {
 			for (int r = 1; r < v->nprocs; r++)
 				pf[r + 1] = (struct pollfd){ .fd = v->conns[r], .events = POLLIN };
@@ -489,6 +489,10 @@ static void *monitor_main(void *arg)
 			break;
 		if (pf[1].revents)
 			device_heard(v);
+		if (pf[1].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			cut_off(v, 1); /* the device is gone with its events: stop watching */
+			device_open = 0;
+		}
 		for (int i = 2; i < n; i++) {
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
