@@ -10,6 +10,7 @@
 #include "helpers/th.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "driver/loop/loop.h"
 #include "queue/queue.h"
@@ -31,6 +32,24 @@ static inline void loop_counts(accdma_world *w, uint64_t *c, const uint64_t *bas
 	assert_int_equal(drv_loop_counts(w, c), 0);
 	for (int i = 0; base && i < DRV_LOOP__COUNT; i++)
 		c[i] -= base[i];
+}
+
+/* Wait (up to 20 s) until messages of types @t1 and @t2 together (the same
+ * type twice: that one) crossed @w's link @n times since @base (NULL: ever):
+ * what a step waits for is a message, not a number of engine passes. */
+static inline void loop_wait_counted(accdma_world *w, const uint64_t *base, int t1, int t2, uint64_t n)
+{
+	uint64_t c[DRV_LOOP__COUNT], got;
+	int tries = 0;
+
+	for (;;) {
+		loop_counts(w, c, base);
+		got = t1 == t2 ? c[t1] : c[t1] + c[t2];
+		if (got >= n || ++tries > 20000)
+			break;
+		usleep(1000);
+	}
+	assert_true(got >= n);
 }
 
 /* A message of @type as far device @src would send it to @dst, all else zero. */

@@ -11,8 +11,6 @@
  */
 #include "loop_th.h"
 
-#include <unistd.h>
-
 #include "driver/internal.h"
 
 #define BIG (2 * Q_STAGE_BYTES) /* past a staging slot: these sends go by rendezvous */
@@ -78,24 +76,6 @@ static void smalls(accdma_world *w, int recv, int src, int dst, uint64_t tag, ac
 	}
 }
 
-/* Wait until messages of types @t1 and @t2 together (one type: both the
- * same) crossed @w's link @n times since @base: what a step waits for is a
- * message, not a number of engine passes. */
-static void wait_counted(accdma_world *w, const uint64_t *base, int t1, int t2, uint64_t n)
-{
-	uint64_t c[DRV_LOOP__COUNT], got;
-	int tries = 0;
-
-	for (;;) {
-		loop_counts(w, c, base);
-		got = t1 == t2 ? c[t1] : c[t1] + c[t2];
-		if (got >= n || ++tries > 20000)
-			break;
-		usleep(1000);
-	}
-	assert_true(got >= n);
-}
-
 /* Device 0 has filled its ring at device 1, which read none of it, and has
  * itself read half a ring of device 1's messages: every message of device 0
  * says "half a ring" in its credit field. Device 2 then fills device 1's
@@ -159,13 +139,13 @@ static void test_busy_carries_own_credit(void **state)
 	 * once it announces the send again */
 	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, BIG_TAG, kbig_a, 0, BIG, NULL, 0, &s), 0);
-	wait_counted(w, base, Q_MSG_RTS, Q_MSG_RTS, 2);
+	loop_wait_counted(w, base, Q_MSG_RTS, Q_MSG_RTS, 2);
 	th_pending(w, s);
 
 	/* the next small send finds no room, asks, and is told the truth */
 	loop_counts(w, base, NULL);
 	assert_int_equal(accdma_send(th_q(w, 0), 1, SMALL_TAG, ka, (uint64_t)n * 4, 4, NULL, 0, &s2), 0);
-	wait_counted(w, base, Q_MSG_EAGER, Q_MSG_CREDIT_ASK, 1);
+	loop_wait_counted(w, base, Q_MSG_EAGER, Q_MSG_CREDIT_ASK, 1);
 	loop_counts(w, c, base);
 	assert_int_equal(c[Q_MSG_EAGER], 0);
 	assert_int_equal(c[Q_MSG_CREDIT_ASK], 1);

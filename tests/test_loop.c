@@ -219,15 +219,8 @@ static void test_idle_told(void **state)
 {
 	(void)state;
 	accdma_world *w = loop_open(2, 1);
-	uint64_t c[DRV_LOOP__COUNT];
-	int tries = 0;
 
-	do {
-		loop_counts(w, c, NULL);
-		if (!c[DRV_LOOP_IDLES])
-			usleep(1000);
-	} while (!c[DRV_LOOP_IDLES] && ++tries < 20000);
-	assert_true(c[DRV_LOOP_IDLES] > 0);
+	loop_wait_counted(w, NULL, DRV_LOOP_IDLES, DRV_LOOP_IDLES, 1);
 	th_close(w);
 }
 

@@ -412,15 +412,17 @@ static int worker_heard(struct vb *v)
 static void cut_off(struct vb *v, int fatal)
 {
 	uint32_t why = Q_DEV_LOST_DIED;
+	char what[64];
 
 	if (atomic_exchange(&v->cut_off, 1))
 		return;
-	if (v->w->opts.log_level >= 1 && fatal)
-		fprintf(stderr, "accdma: verbs: device %s failed: rank %d is cut off; its ops with every peer complete PEER_LOST\n",
-			v->devname, v->self);
-	else if (v->w->opts.log_level >= 1)
-		fprintf(stderr, "accdma: verbs: port %d of %s went down: rank %d is cut off; its ops with every peer complete PEER_LOST\n",
-			v->port, v->devname, v->self);
+	if (fatal)
+		snprintf(what, sizeof(what), "device %s failed", v->devname);
+	else
+		snprintf(what, sizeof(what), "port %d of %s went down", v->port, v->devname);
+	if (v->w->opts.log_level >= 1)
+		fprintf(stderr, "accdma: verbs: %s: rank %d is cut off; its ops with every peer complete PEER_LOST\n",
+			what, v->self);
 	for (int p = 0; p < v->nprocs; p++)
 		vb_mark_lost(v, p, Q_DEV_LOST_DIED);
 	if (v->self)
