@@ -330,11 +330,20 @@ int vb_boot_ready(struct vb *v, const char *err)
 	if (v->nprocs == 1)
 		return err ? -EHOSTUNREACH : 0;
 	if (v->self != 0) {
+		if (err) /* ours to say; rank 0's answer would only repeat a failure */
+			say(v, "accdma: verbs: rank %d: the world at %s did not open: %s\n", err);
 		if (err ? bt_send(v->conn, BT_FAIL, 0, err, (uint32_t)strlen(err) + 1)
 			: bt_send(v->conn, BT_READY, 0, NULL, 0))
 			return -EPIPE;
-		if (read_all(v->conn, &h, sizeof(h), deadline) || h.magic != VB_BOOT_MAGIC)
+		/* Rank 0 answers once its own paths are checked and every rank
+		 * said how its went: up to two peer timeouts from here. */
+		deadline += (uint64_t)v->w->opts.peer_timeout_ms + 1000;
+		if (read_all(v->conn, &h, sizeof(h), deadline) || h.magic != VB_BOOT_MAGIC) {
+			if (!err)
+				say(v, "accdma: verbs: rank %d: the world at %s did not open: %s\n",
+				    "rank 0 did not say whether every path works");
 			return -ECONNRESET;
+		}
 		if (h.type == BT_GO && !err)
 			return 0;
 		if (h.type == BT_FAIL && h.len < sizeof(got) && !read_all(v->conn, got, h.len, deadline) && !err) {
@@ -356,8 +365,7 @@ int vb_boot_ready(struct vb *v, const char *err)
 			snprintf(text, sizeof(text), "%s", got);
 	}
 	if (*text) {
-		if (!err)
-			say(v, "accdma: verbs: rank %d: the world at %s did not open: %s\n", text);
+		say(v, "accdma: verbs: rank %d: the world at %s did not open: %s\n", text);
 		fail_all(v, text);
 		return -EHOSTUNREACH;
 	}

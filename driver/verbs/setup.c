@@ -212,17 +212,25 @@ static int connect_qp(struct vb *v, int p)
 	return 0;
 }
 
-/** vb_link_connect() - connect every queue pair (the bootstrap traded their numbers). */
-int vb_link_connect(struct vb *v)
+/**
+ * vb_link_connect() - connect every queue pair (the bootstrap traded their numbers).
+ * @err/@errlen: on failure, which pair and device failed.
+ * Return: 0, or -EHOSTUNREACH.
+ */
+int vb_link_connect(struct vb *v, char *err, size_t errlen)
 {
 	for (int p = 0; p < v->nprocs; p++) {
-		int rc = p == v->self ? 0 : connect_qp(v, p);
+		char a[48], b[48];
 
-		if (rc) {
-			fprintf(stderr, "accdma: verbs: rank %d (%s) cannot connect its queue pair to rank %d (%s)\n",
-				v->self, v->devname, p, v->hellos[p].dev);
-			return rc;
-		}
+		if (p == v->self || !connect_qp(v, p))
+			continue;
+		vb_gid_str(v->gid.raw, a, sizeof(a));
+		vb_gid_str(v->hellos[p].gid, b, sizeof(b));
+		snprintf(err, errlen,
+			 "rank %d (%s, GID %s) cannot connect its queue pair to rank %d (%s, GID %s) "
+			 "(wrong GID index, or no route between the ports?)",
+			 v->self, v->devname, a, p, v->hellos[p].dev, b);
+		return -EHOSTUNREACH;
 	}
 	return 0;
 }

@@ -186,10 +186,10 @@ static int verbs_open(struct accdma_world *w)
 	if (rc)
 		return rc;
 	v->link = (struct fw_link){ .ops = &vb_link_ops, .near_lo = (uint32_t)o->rank, .near_n = (uint32_t)v->L };
-	rc = vb_link_connect(v);
-	if (!rc && vb_link_check_paths(v, err, sizeof(err)))
-		rc = -EHOSTUNREACH;
-	rc = vb_boot_ready(v, rc ? (rc == -EHOSTUNREACH ? err : "a queue pair did not connect") : NULL);
+	rc = vb_link_connect(v, err, sizeof(err));
+	if (!rc)
+		rc = vb_link_check_paths(v, err, sizeof(err));
+	rc = vb_boot_ready(v, rc ? err : NULL);
 	if (rc)
 		return rc;
 	w->host.link = &v->link;

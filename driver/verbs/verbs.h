@@ -193,7 +193,7 @@ void vb_boot_end(struct vb *v);
 /* link.c */
 int vb_link_open(struct vb *v);
 int vb_link_start(struct vb *v);
-int vb_link_connect(struct vb *v);
+int vb_link_connect(struct vb *v, char *err, size_t errlen);
 int vb_link_check_paths(struct vb *v, char *err, size_t errlen);
 void vb_link_close(struct vb *v);
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);

@@ -163,9 +163,43 @@ rxe_paths() {
 	ip neigh replace $RXE0_IP lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
 }
 
-# rxe_active: wait up to 10 s for both ports to be PORT_ACTIVE.
+# rxe2_up: a third soft-RoCE port, rxe2 on mv1 (203.0.113.13), a macvlan
+# on veth1: taking mv1 down takes only rxe2's port down, where veth1 down
+# takes both veths' carriers and so both other ports. It talks to rxe0
+# alone, across the veth, with routes of its own as rxe_up's. Exports
+# ACCDMA_TEST_RXE2=rxe2@203.0.113.13 and ACCDMA_TEST_RXE2_NETDEV=mv1.
+RXE2_IP=203.0.113.13
+rxe2_up() {
+	kmod_load macvlan || return 1
+	ip link add link veth1 name mv1 type macvlan mode bridge || return 1
+	echo 1 > /proc/sys/net/ipv6/conf/mv1/disable_ipv6 2>/dev/null
+	ip link set mv1 mtu 9000 up || return 1
+	ip addr add $RXE2_IP/32 dev mv1
+	echo 0 > /proc/sys/net/ipv4/conf/mv1/rp_filter
+	echo 1 > /proc/sys/net/ipv4/conf/mv1/accept_local
+	ip rule add pref 8 iif lo from $RXE2_IP to $RXE0_IP lookup 102
+	ip rule add pref 9 iif lo to $RXE2_IP lookup 103
+	rdma link add rxe2 type rxe netdev mv1 || return 1
+	rxe2_paths || return 1
+	rxe_gid_index rxe2 $RXE2_IP > /dev/null || return 1
+	export ACCDMA_TEST_RXE2=rxe2@$RXE2_IP ACCDMA_TEST_RXE2_NETDEV=mv1
+}
+
+# rxe2_paths: rxe2's routes and neighbours (again after mv1 went down, which
+# drops them), and its port active.
+rxe2_paths() {
+	ip route replace $RXE0_IP dev mv1 src $RXE2_IP table 102 || return 1
+	ip route replace $RXE2_IP dev veth0 src $RXE0_IP table 103 || return 1
+	ip neigh replace $RXE2_IP lladdr "$(cat /sys/class/net/mv1/address)" dev veth0 nud permanent
+	ip neigh replace $RXE0_IP lladdr "$(cat /sys/class/net/veth0/address)" dev mv1 nud permanent
+	rxe_active rxe2
+}
+
+# rxe_active [DEV...]: wait up to 10 s for each port (rxe0's and rxe1's by
+# default) to be PORT_ACTIVE.
 rxe_active() {
-	for _d in rxe0 rxe1; do
+	[ $# -gt 0 ] || set -- rxe0 rxe1
+	for _d in "$@"; do
 		_n=0
 		until ibv_devinfo -d $_d 2>/dev/null | grep -q PORT_ACTIVE; do
 			_n=$((_n + 1))

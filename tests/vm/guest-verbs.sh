@@ -6,6 +6,9 @@
 #  - rc-pingpong-veth: its data crossed the veth (byte counters grew by at
 #    least what was sent), so the routing of rxe_up is real
 #  - the programs listed in /vmtest/files/verbs-tests.list, one test each
+#  - rxe2-up, test_verbs_cut_test_port_relayed, _test_path_one_way: a third
+#    port (rxe2 on a macvlan of veth1), a port-down that only it sees,
+#    relayed by rank 0, and a path from it that drops every packet
 #  - one round of verbs-bench.sh (perftest and accdma-bw): VMBENCH lines,
 #    recorded, never pass/fail (TCG numbers are functional, compare ratios)
 # perftest and pingpong exchange their QP numbers over TCP on 127.0.0.1, so
@@ -67,6 +70,16 @@ fi
 # and neighbour entries go back, and the ports must carry traffic again.
 paths_back() { rxe_paths && rxe_active; }
 vmtest rxe-restored paths_back && vmtest rc-pingpong-again pingpong
+
+# A port-down that only one rank's device sees, relayed to a third rank by
+# rank 0: rank 1 alone on rxe2 (a macvlan on veth1), then its port back up.
+# Then a path that works one way only: every rank's open fails and says why.
+relayed() { /vmtest/bin/test_verbs_cut test_port_relayed; }
+one_way() { /vmtest/bin/test_verbs_cut test_path_one_way; }
+if vmtest_here rxe2-up rxe2_up; then
+	vmtest test_verbs_cut_test_port_relayed relayed
+	vmtest rxe2-restored rxe2_paths && vmtest test_verbs_cut_test_path_one_way one_way
+fi
 
 # perftest and accdma-bw, one round (make bench-verbs runs five: guest-verbs-bench.sh).
 verbs_bench_round 1

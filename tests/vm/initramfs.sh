@@ -84,7 +84,8 @@ done
 
 # Modules: soft-RoCE's (rdma_rxe needs a crc32 provider that modules.dep does
 # not name: crc32_generic), veth for the two "hosts", rdma_ucm for rdma_cm,
-# sch_netem to silence a link (test_verbs test_host_silent),
+# sch_netem to silence a link (test_verbs test_host_silent), macvlan for a
+# third port of its own (test_verbs test_port_relayed),
 # and the suite's. Each with its dependencies, decompressed, listed in a
 # modules.dep of what is shipped (busybox's modprobe reads it; guest-lib.sh
 # falls back to insmod in its order).
@@ -121,7 +122,7 @@ add_name() { # MODULE-NAME WHO-ASKED
 	[ -n "$rel" ] || die "$2: no module $1 in $moddir (built in? then drop it)"
 	add_mod "$rel"
 }
-for m in crc32_generic veth rdma_rxe rdma_ucm sch_netem; do
+for m in crc32_generic veth rdma_rxe rdma_ucm sch_netem macvlan; do
 	add_name "$m" initramfs.sh
 done
 for k in ${EXTRA_KO:-}; do
