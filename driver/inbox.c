@@ -47,6 +47,7 @@ int drv_inbox_put(struct drv_inbox *b, const struct q_msg *m)
 	if (!rc) {
 		memcpy(&b->msgs[(b->head + b->count) % b->cap], m, q_msg_bytes(m));
 		b->count++;
+		b->puts++;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return rc;
@@ -63,8 +64,17 @@ int drv_inbox_take(struct drv_inbox *b, struct q_msg *m)
 		memcpy(m, src, q_msg_bytes(src));
 		b->head = (b->head + 1) % b->cap;
 		b->count--;
+		b->takes++;
 		got = 1;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return got;
+}
+
+void drv_inbox_counts(struct drv_inbox *b, uint64_t *puts, uint64_t *takes)
+{
+	pthread_mutex_lock(&b->lock);
+	*puts = b->puts;
+	*takes = b->takes;
+	pthread_mutex_unlock(&b->lock);
 }

@@ -17,6 +17,7 @@ struct drv_inbox {
 	pthread_mutex_t lock;
 	struct q_msg *msgs;
 	uint32_t head, count, cap;
+	uint64_t puts, takes; /* messages put and taken so far */
 };
 
 /** drv_inbox_init() - an empty inbox. */
@@ -36,5 +37,10 @@ int drv_inbox_put(struct drv_inbox *b, const struct q_msg *m);
  * Return: 1 if one was taken, 0 if the inbox is empty.
  */
 int drv_inbox_take(struct drv_inbox *b, struct q_msg *m);
+
+/**
+ * drv_inbox_counts() - how many messages were put into @b and taken from it so far.
+ */
+void drv_inbox_counts(struct drv_inbox *b, uint64_t *puts, uint64_t *takes);
 
 #endif /* ACCDMA_DRIVER_INBOX_H */

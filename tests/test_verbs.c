@@ -15,6 +15,9 @@
  *  - a rank killed with SIGKILL mid-transfer: the other's ops with it
  *    (a recv, staged sends waiting for their finish, a later send)
  *    complete PEER_LOST, and it closes cleanly;
+ *  - a rank that closes as soon as its send is done, cleared late: its
+ *    finish and its goodbye race to the receiver, whose recv must still
+ *    complete OK with every byte (eight times over);
  *  - a rank of another shape cannot join: both opens fail and say why;
  *  - a wrong GID (in the test VM: index 0, the link-local one, which no
  *    route carries there): both opens fail, and each rank says which pair
@@ -222,6 +225,42 @@ static void rank_unreachable(int rank)
 	_exit(0);
 }
 
+/* Rank 0 sends half of BIG; rank 1 posts its recv only later, so the
+ * clearance reaches rank 0 late: it writes, sends its finish, and closes
+ * as soon as its send is done. The finish and the goodbye race to rank 1,
+ * whose recv must complete OK with every byte: what a peer sent before it
+ * closed is served first. */
+static void rank_close_after_send(int rank)
+{
+	accdma_queue *q;
+	accdma_key k;
+	accdma_token t;
+	accdma_world *w = rank_joined(rank, &q, &k);
+	enum accdma_status st;
+	uint8_t *p = accdma_mem_ptr(w, rank, k, NULL);
+	uint64_t got = 0;
+
+	CHECK(p != NULL);
+	if (rank == 0) {
+		for (uint32_t i = 0; i < BIG / 2; i++)
+			p[i] = (uint8_t)(i * 7 + 1);
+		CHECK(accdma_send(q, 1, 70, k, 0, BIG / 2, NULL, 0, &t) == 0);
+		CHECK(wait_st(w, t, NULL) == ACCDMA_OK);
+		CHECK(accdma_world_close(w) == 0);
+		_exit(0);
+	}
+	usleep(200000);
+	CHECK(accdma_recv(q, 0, 70, k, 0, BIG / 2, NULL, 0, &t) == 0);
+	st = wait_st(w, t, &got);
+	if (st != ACCDMA_OK || got != BIG / 2)
+		fprintf(stderr, "rank 1: recv: %s, %llu bytes\n", accdma_status_str(st), (unsigned long long)got);
+	CHECK(st == ACCDMA_OK && got == BIG / 2);
+	for (uint32_t i = 0; i < BIG / 2; i++)
+		CHECK(p[i] == (uint8_t)(i * 7 + 1));
+	CHECK(accdma_world_close(w) == 0);
+	_exit(0);
+}
+
 /* Rank 1 asks for two queues, rank 0 for one: the join refuses it, and both opens fail. */
 static void rank_misfit(int rank)
 {
@@ -280,6 +319,20 @@ static void test_misfit_refused(void **state)
 	assert_int_equal(st[1], 0);
 }
 
+/* The race of a finish and a goodbye, run a few times over. */
+static void test_close_after_send(void **state)
+{
+	int st[2];
+
+	(void)state;
+	need_rdma();
+	for (int i = 0; i < 8; i++) {
+		run_ranks(rank_close_after_send, st, devs());
+		assert_int_equal(st[0], 0);
+		assert_int_equal(st[1], 0);
+	}
+}
+
 /* In the test VM only: elsewhere a link-local GID may well route. */
 static void test_wrong_gid(void **state)
 {
@@ -300,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_transfers),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_rank_killed),
+		cmocka_unit_test(test_close_after_send),
 		cmocka_unit_test(test_misfit_refused),
 		cmocka_unit_test(test_wrong_gid),
 	};

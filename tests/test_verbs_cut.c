@@ -67,6 +67,7 @@ static void rank_relayed(int rank)
 	accdma_key k;
 	accdma_token t[4];
 	uint64_t got = 0;
+	enum accdma_status st;
 	char *p, c = 0;
 
 	setenv("ACCDMA_PEER_TIMEOUT_MS", "3000", 1);
@@ -101,8 +102,15 @@ static void rank_relayed(int rank)
 	memset(p, 'a' + rank, BIG / 2);
 	CHECK(accdma_send(q, 2 - rank, 60 + rank, k, 0, BIG / 2, NULL, 0, &t[2]) == 0);
 	CHECK(accdma_recv(q, 2 - rank, 62 - rank, k, BIG / 2, BIG / 2, NULL, 0, &t[3]) == 0);
-	CHECK(wait_st(w, t[2], NULL) == ACCDMA_OK);
-	CHECK(wait_st(w, t[3], &got) == ACCDMA_OK && got == BIG / 2);
+	st = wait_st(w, t[2], NULL);
+	if (st != ACCDMA_OK)
+		fprintf(stderr, "rank %d: send to %d: %s\n", rank, 2 - rank, accdma_status_str(st));
+	CHECK(st == ACCDMA_OK);
+	st = wait_st(w, t[3], &got);
+	if (st != ACCDMA_OK || got != BIG / 2)
+		fprintf(stderr, "rank %d: recv from %d: %s, %llu bytes\n", rank, 2 - rank, accdma_status_str(st),
+			(unsigned long long)got);
+	CHECK(st == ACCDMA_OK && got == BIG / 2);
 	for (uint32_t i = 0; i < BIG / 2; i += 4093)
 		CHECK(p[BIG / 2 + i] == 'a' + 2 - rank);
 	CHECK(accdma_world_close(w) == 0);

@@ -31,6 +31,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +376,35 @@ int vb_boot_ready(struct vb *v, const char *err)
 	return 0;
 }
 
+/*
+ * Process @proc is gone, as its connection says (a goodbye, its end, rank
+ * 0's word). What it sent before is served first, as a closed shm peer's
+ * engines finish what they took: its last finish may still sit in our
+ * completion queue when its goodbye comes (they take different paths), and
+ * the recv it completes would end PEER_LOST with every byte in place. So
+ * the queue is drained into our devices' inboxes, and what they then held
+ * is taken (an engine serves a message it takes before it looks at lost
+ * peers) before @proc is marked lost: a second at most, as with no engine
+ * threads only a waiting host serves them.
+ */
+static void lose_after_draining(struct vb *v, int proc, uint32_t why)
+{
+	uint64_t end = now_ms() + 1000, puts, takes, more;
+	int n;
+
+	while ((n = vb_link_poll(v)) != 0 && now_ms() < end)
+		if (n < 0)
+			sched_yield();
+	for (int d = v->w->first_local; d < v->w->first_local + v->L; d++) {
+		drv_inbox_counts(&v->inbox[d], &puts, &takes);
+		while (takes < puts && now_ms() < end && !atomic_load(&v->stop)) {
+			usleep(100);
+			drv_inbox_counts(&v->inbox[d], &more, &takes);
+		}
+	}
+	vb_mark_lost(v, proc, why);
+}
+
 /* Rank 0: rank @r's connection spoke or ended. */
 static void master_heard(struct vb *v, int r)
 {
@@ -388,10 +418,10 @@ static void master_heard(struct vb *v, int r)
 		why = Q_DEV_LOST_CLOSED;
 	close(v->conns[r]);
 	v->conns[r] = -1;
-	vb_mark_lost(v, r, why);
-	for (int o = 1; o < v->nprocs; o++)
+	for (int o = 1; o < v->nprocs; o++) /* the others first: ours may wait for our engines */
 		if (v->conns[o] >= 0)
 			bt_send(v->conns[o], BT_LOST, (uint32_t)r, &why, sizeof(why));
+	lose_after_draining(v, r, why);
 }
 
 /* Another rank: rank 0 said something, or its connection ended. */
@@ -401,16 +431,16 @@ static int worker_heard(struct vb *v)
 	uint32_t why = Q_DEV_LOST_DIED;
 
 	if (read_all(v->conn, &h, sizeof(h), now_ms() + 1000) || h.magic != VB_BOOT_MAGIC) {
-		vb_mark_lost(v, 0, why); /* the relay is gone: rank 0 is lost, the others unwatched */
+		lose_after_draining(v, 0, why); /* the relay is gone: rank 0 is lost, the others unwatched */
 		return -1;
 	}
 	if (h.type == BT_BYE) {
-		vb_mark_lost(v, 0, Q_DEV_LOST_CLOSED);
+		lose_after_draining(v, 0, Q_DEV_LOST_CLOSED);
 		return -1;
 	}
 	if (h.type == BT_LOST && h.len == sizeof(why) && !read_all(v->conn, &why, sizeof(why), now_ms() + 1000) &&
 	    h.arg < (uint32_t)v->nprocs && h.arg != (uint32_t)v->self)
-		vb_mark_lost(v, (int)h.arg, why == Q_DEV_LOST_CLOSED ? Q_DEV_LOST_CLOSED : Q_DEV_LOST_DIED);
+		lose_after_draining(v, (int)h.arg, why == Q_DEV_LOST_CLOSED ? Q_DEV_LOST_CLOSED : Q_DEV_LOST_DIED);
 	return 0;
 }
 

@@ -8,9 +8,7 @@
  * receive buffer of the peer's shared queue, which its poller hands to the
  * device's inbox and posts again at once; a staged send is an RDMA WRITE
  * with immediate whose completion is its message (stage.c). Data moves by
- * RDMA WRITE (a one-sided write, or a large send into the recv that cleared
- * it), checked against the target region's published key and bounds first;
- * the engine waits for its completion as it would for a memory copy. RNR
+ * RDMA WRITE (write.c). RNR
  * retries are unlimited: a receiver short of buffers slows its senders
  * down, never fails them.
  *
@@ -33,10 +31,6 @@
 #include "driver/verbs/verbs.h"
 
 /* wr_id: what a completion is for, in its low bits. */
-#define WR_WRITE 0u /* a write: its slot's index << 2 */
-#define WR_SEND 1u  /* a send buffer's index << 2; VB_SEND_BUFS + proc: an inline send (its number << 32) */
-#define WR_RECV 2u  /* a receive buffer's index << 2 */
-#define WR_PART 3u  /* an unsignaled part of a write: completes only in error */
 
 static uint64_t ns_now(void)
 {
@@ -54,10 +48,6 @@ void vb_gid_str(const uint8_t *gid, char *out, size_t len)
 		n += (size_t)snprintf(out + n, len - n, "%s%02x%02x", i ? ":" : "", gid[i], gid[i + 1]);
 }
 
-static struct vb *vb_link(struct fw_link *l)
-{
-	return (struct vb *)l;
-}
 
 static int post_recv(struct vb *v, uint32_t i)
 {
@@ -231,7 +221,8 @@ static int poll_cq_as(struct vb *v, int poller)
 	return n < 0 ? 0 : n;
 }
 
-static int poll_cq(struct vb *v)
+/** vb_link_poll() - poll the completion queue once, if nobody else is: completions seen, -1 if busy. */
+int vb_link_poll(struct vb *v)
 {
 	return poll_cq_as(v, 0);
 }
@@ -248,14 +239,14 @@ static int engine_asleep(struct vb *v)
 	return 0;
 }
 
-/* The poller's nap, cut short by link_idle() and by close (VB_POLLER_NAP_NS says how long). */
-static void nap(struct vb *v)
+/* The poller's nap of @ns, cut short by link_idle() and by close. */
+static void nap(struct vb *v, uint64_t ns)
 {
 	uint32_t seq = atomic_load_explicit(&v->nap_seq, memory_order_seq_cst);
 
 	atomic_store_explicit(&v->napping, 1, memory_order_seq_cst);
 	if (!engine_asleep(v))
-		os_wait32(&v->nap_seq, seq, v->w->threaded ? VB_POLLER_LONG_NAP_NS : VB_POLLER_NAP_NS);
+		os_wait32(&v->nap_seq, seq, ns);
 	atomic_store_explicit(&v->napping, 0, memory_order_relaxed);
 }
 
@@ -291,7 +282,7 @@ static void *poller_main(void *arg)
 		/* An engine or a waiting host polls the queue: leave it to them, and
 		 * nap instead of spinning beside them for the same cores. */
 		if (atomic_exchange_explicit(&v->others_polled, 0, memory_order_relaxed) && !engine_asleep(v)) {
-			nap(v);
+			nap(v, v->w->threaded ? VB_POLLER_LONG_NAP_NS : VB_POLLER_NAP_NS);
 			idle = 0;
 			continue;
 		}
@@ -318,7 +309,7 @@ static int await_room(struct vb *v, int proc)
 {
 	if (atomic_load(&v->stop) || atomic_load(&v->proc_lost[proc]))
 		return -1;
-	if (poll_cq(v) <= 0)
+	if (vb_link_poll(v) <= 0)
 		sched_yield();
 	return 0;
 }
@@ -345,7 +336,7 @@ static int take_sbuf(struct vb *v, int proc)
  * posted, so it needs no send buffer, and only every VB_SIGNAL_EVERY-th asks
  * for a completion (which lets the send queue's slots go): an error
  * completes a request whether it asked or not. */
-static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len)
+static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t len, int signal)
 {
 	struct ibv_sge sge = { (uintptr_t)m, len, 0 };
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -360,7 +351,8 @@ static int send_inline(struct vb *v, int proc, const struct q_msg *m, uint32_t l
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE | (n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0);
+	wr.send_flags = IBV_SEND_INLINE |
+			(signal || n % VB_SIGNAL_EVERY == VB_SIGNAL_EVERY - 1 ? IBV_SEND_SIGNALED : 0);
 	if (ibv_post_send(v->qp[proc], &wr, &bad)) {
 		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
 		return -EPIPE;
@@ -411,7 +403,7 @@ static int send_to(struct vb *v, int proc, const struct q_msg *m)
 	if (proc < 0 || proc >= v->nprocs || proc == v->self || atomic_load(&v->proc_lost[proc]))
 		return -EPIPE;
 	if (len <= v->max_inline)
-		return send_inline(v, proc, m, len);
+		return send_inline(v, proc, m, len, 0);
 	return post_buffered(v, proc, &wr, m, len, NULL);
 }
 
@@ -434,6 +426,37 @@ int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m)
 	return send_to(v, proc, m);
 }
 
+/**
+ * vb_link_flush() - at close, before the goodbye: wait until every message
+ * we sent has reached its peer (a second at most). A queue pair completes
+ * in order, so a last signaled message to each live peer says when; else
+ * a send's finish, posted after its write, could still be on its way when
+ * the goodbye overtakes it, and its recv would end PEER_LOST.
+ */
+void vb_link_flush(struct vb *v)
+{
+	uint64_t end = ns_now() + 1000000000ull;
+	struct q_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VB_BYE;
+	m.src = (int32_t)(v->self * v->L);
+	for (int p = 0; p < v->nprocs; p++) {
+		uint32_t n = atomic_load_explicit(&v->inline_sent[p], memory_order_relaxed);
+
+		if (p == v->self || atomic_load(&v->proc_lost[p]))
+			continue;
+		m.dst = (int32_t)(p * v->L);
+		if (send_inline(v, p, &m, Q_MSG_HEAD_BYTES, 1))
+			continue;
+		/* done up to and past ours (serial arithmetic), or the peer went */
+		while ((int32_t)(atomic_load_explicit(&v->inline_done[p], memory_order_acquire) - (n + 1)) < 0 &&
+		       !atomic_load(&v->proc_lost[p]) && ns_now() < end)
+			if (vb_link_poll(v) <= 0)
+				sched_yield();
+	}
+}
+
 static int link_send(struct fw_link *l, const struct q_msg *m)
 {
 	struct vb *v = vb_link(l);
@@ -451,138 +474,14 @@ static int link_recv(struct fw_link *l, uint32_t dev, struct q_msg *m)
 		return 1;
 	/* An engine that looks polls the completion queue itself, rather than
 	 * wait for the poller thread to wake and hand the message over. */
-	return poll_cq(v) > 0 && drv_inbox_take(&v->inbox[dev], m);
-}
-
-/* A free write slot, or -1 if all are in flight: never waits, since only
- * their owners' link_write_done() frees them, and the caller may be one. */
-static int take_write(struct vb *v)
-{
-	int i = -1;
-
-	pthread_mutex_lock(&v->slock);
-	if (v->nwfree)
-		i = (int)v->wfree[--v->nwfree];
-	pthread_mutex_unlock(&v->slock);
-	return i;
-}
-
-static void put_write(struct vb *v, uint32_t i)
-{
-	pthread_mutex_lock(&v->slock);
-	v->wfree[v->nwfree++] = i;
-	pthread_mutex_unlock(&v->slock);
-}
-
-/* Start an RDMA WRITE of @len bytes from our @local into device @dev's
- * region (@key, @off), as published; *@req names it for link_write_done(). */
-static enum accdma_status link_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
-				     const void *local, uint64_t *req)
-{
-	struct vb *v = vb_link(l);
-	struct vb_rregion *r;
-	struct vb_write *wr;
-	struct ibv_send_wr *bad;
-	uint32_t lkey, rkey;
-	uint64_t addr, size;
-	int proc, i;
-
-	if (dev >= v->w->a.g.ndev || !key)
-		return ACCDMA_ST_BAD_KEY;
-	proc = vb_proc_of(v, dev);
-	r = &v->rreg[(size_t)dev * Q_MAX_REGIONS + q_key_index(key)];
-	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
-		return ACCDMA_ST_BAD_KEY;
-	addr = r->addr;
-	size = r->size;
-	rkey = r->rkey;
-	if (atomic_load_explicit(&r->key, memory_order_acquire) != key)
-		return ACCDMA_ST_BAD_KEY; /* revoked while we read it */
-	if (off > size || len > size - off)
-		return ACCDMA_ST_OUT_OF_BOUNDS;
-	if (atomic_load(&v->proc_lost[proc]))
-		return ACCDMA_ST_PEER_LOST;
-	lkey = vb_lkey_of(v, local, len);
-	if (!lkey)
-		return ACCDMA_ST_DMA_ERROR; /* our side is not registered memory */
-	/* At most VB_CHUNKS work requests, chained; only the last is signaled:
-	 * a failed one puts the queue pair in error, which flushes the last. */
-	uint64_t chunk = len / VB_CHUNKS + 1 > VB_CHUNK_MIN ? len / VB_CHUNKS + 1 : VB_CHUNK_MIN;
-	struct ibv_sge sges[VB_CHUNKS];
-	struct ibv_send_wr wrs[VB_CHUNKS];
-	int n = 0;
-
-	if (chunk > UINT32_MAX)
-		return ACCDMA_ST_DMA_ERROR; /* past 64 GiB in one op */
-	i = take_write(v);
-	if (i < 0)
-		return ACCDMA_ST_NOT_ATTEMPTED;
-	wr = &v->writes[i];
-	wr->gen++;
-	wr->proc = proc;
-	wr->len = len;
-	atomic_store_explicit(&wr->status, IBV_WC_SUCCESS, memory_order_relaxed);
-	atomic_store_explicit(&wr->done, 0, memory_order_relaxed);
-	for (uint64_t at = 0; at < len || n == 0; at += chunk, n++) {
-		uint64_t k = len - at < chunk ? len - at : chunk;
-
-		sges[n] = (struct ibv_sge){ (uintptr_t)local + at, (uint32_t)k, lkey };
-		wrs[n] = (struct ibv_send_wr){ .wr_id = WR_PART, .sg_list = &sges[n], .num_sge = 1,
-					       .opcode = IBV_WR_RDMA_WRITE };
-		wrs[n].wr.rdma.remote_addr = addr + off + at;
-		wrs[n].wr.rdma.rkey = rkey;
-		if (n)
-			wrs[n - 1].next = &wrs[n];
-	}
-	wrs[n - 1].wr_id = ((uint64_t)i << 2) | WR_WRITE;
-	wrs[n - 1].send_flags = IBV_SEND_SIGNALED;
-	if (ibv_post_send(v->qp[proc], &wrs[0], &bad)) {
-		put_write(v, (uint32_t)i);
-		vb_mark_lost(v, proc, Q_DEV_LOST_DIED);
-		return ACCDMA_ST_PEER_LOST;
-	}
-	*req = ((uint64_t)wr->gen << 32) | (uint32_t)i;
-	return ACCDMA_OK;
-}
-
-/* Has write @req completed? Then its outcome, and its slot is free again. A
- * lost peer's queue pair is flushed, so every write completes. */
-static int link_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st)
-{
-	struct vb *v = vb_link(l);
-	uint32_t i = (uint32_t)req;
-	struct vb_write *wr;
-	enum ibv_wc_status status;
-
-	if (i >= VB_WRITES || v->writes[i].gen != (uint32_t)(req >> 32)) {
-		*st = ACCDMA_ST_DMA_ERROR; /* not a handle of ours */
-		return 1;
-	}
-	wr = &v->writes[i];
-	if (!atomic_load_explicit(&wr->done, memory_order_acquire) &&
-	    (poll_cq(v) < 0 || !atomic_load_explicit(&wr->done, memory_order_acquire)))
-		return 0;
-	status = (enum ibv_wc_status)atomic_load_explicit(&wr->status, memory_order_relaxed);
-	*st = ACCDMA_OK;
-	if (status != IBV_WC_SUCCESS) {
-		if (!atomic_load(&v->proc_lost[wr->proc])) {
-			if (v->w->opts.log_level >= 1)
-				fprintf(stderr, "accdma: verbs: an RDMA WRITE of %llu bytes to rank %d (%s) failed: %s\n",
-					(unsigned long long)wr->len, wr->proc, v->hellos[wr->proc].dev,
-					ibv_wc_status_str(status));
-			vb_mark_lost(v, wr->proc, Q_DEV_LOST_DIED); /* the queue pair is in error now */
-		}
-		*st = status == IBV_WC_WR_FLUSH_ERR ? ACCDMA_ST_PEER_LOST : ACCDMA_ST_DMA_ERROR;
-	}
-	put_write(v, i);
-	return 1;
+	return vb_link_poll(v) > 0 && drv_inbox_take(&v->inbox[dev], m);
 }
 
 const struct fw_link_ops vb_link_ops = {
 	.send = link_send,
 	.recv = link_recv,
-	.write = link_write,
-	.write_done = link_write_done,
+	.write = vb_link_write,
+	.write_done = vb_link_write_done,
 	.idle = link_idle,
 	.stage = vb_link_stage,
 	.staged = vb_link_staged,

@@ -113,6 +113,8 @@ static void verbs_close(struct accdma_world *w)
 	struct vb *v = vb_of(w);
 
 	if (v) {
+		if (w->host.link) /* the world opened (else no peer has our messages) */
+			vb_link_flush(v);
 		vb_boot_end(v);
 		vb_link_close(v);
 	}

@@ -28,7 +28,16 @@
 #include "fw_stub/link.h"
 
 /* The link's own messages (never handed to an engine): above the engines' types. */
-enum vb_ctl { VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE };
+/* A work request's id: what it is (below) in its low two bits. */
+#define WR_WRITE 0u /* a write: its slot's index << 2 */
+#define WR_SEND 1u  /* a send buffer's index << 2; VB_SEND_BUFS + proc: an inline send (its number << 32) */
+#define WR_RECV 2u  /* a receive buffer's index << 2 */
+#define WR_PART 3u  /* an unsignaled part of a write: completes only in error */
+
+enum vb_ctl {
+	VB_PING = 64, VB_REGION, VB_REVOKE, VB_ACK, VB_STAGE,
+	VB_BYE /* the last message to a peer at close: its completion says all before it arrived */
+};
 
 #define VB_MSG_BYTES ((uint32_t)sizeof(struct q_msg))
 #define VB_RECV_BUFS 1024 /* receive buffers in the shared receive queue */
@@ -179,6 +188,12 @@ static inline struct vb *vb_of(struct accdma_world *w)
 	return (struct vb *)w->tp_state;
 }
 
+/* The link's state from the engines' link, its first member. */
+static inline struct vb *vb_link(struct fw_link *l)
+{
+	return (struct vb *)l;
+}
+
 static inline int vb_proc_of(const struct vb *v, uint32_t dev)
 {
 	return (int)(dev / (uint32_t)v->L);
@@ -194,6 +209,11 @@ void vb_boot_end(struct vb *v);
 int vb_link_open(struct vb *v);
 int vb_link_start(struct vb *v);
 int vb_link_connect(struct vb *v, char *err, size_t errlen);
+int vb_link_poll(struct vb *v);
+enum accdma_status vb_link_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
+			       const void *local, uint64_t *req);
+int vb_link_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st);
+void vb_link_flush(struct vb *v);
 int vb_link_check_paths(struct vb *v, char *err, size_t errlen);
 void vb_link_close(struct vb *v);
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);
