@@ -98,8 +98,13 @@ def spawn_store():
                     out, _ = p.communicate(timeout=timeout)
                 except subprocess.TimeoutExpired:
                     for q in procs:
-                        os.killpg(q.pid, signal.SIGKILL)
-                    pytest.fail(f"timed out after {timeout} s: {scenario}")
+                        try:  # a rank that already ended has no group left to kill
+                            os.killpg(q.pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                    outs.append(p.communicate()[0])
+                    said = "\n".join(f"rank {i}: {o}" for i, o in enumerate(outs))
+                    pytest.fail(f"timed out after {timeout} s: {scenario}; the ranks said:\n{said}")
                 outs.append(out)
                 rc = rc or p.returncode
         finally:
