@@ -8,9 +8,8 @@
  * receive buffer of the peer's shared queue, which its poller hands to the
  * device's inbox and posts again at once; a staged send is an RDMA WRITE
  * with immediate whose completion is its message (stage.c). Data moves by
- * RDMA WRITE (write.c). RNR
- * retries are unlimited: a receiver short of buffers slows its senders
- * down, never fails them.
+ * RDMA WRITE (write.c). RNR retries are unlimited: a receiver short of
+ * buffers slows its senders down, never fails them.
  *
  * The poller thread polls the completion queue, spinning while traffic may
  * be near, then sleeping on the completion channel. Any thread that waits
@@ -30,8 +29,6 @@
 
 #include "driver/verbs/verbs.h"
 
-/* wr_id: what a completion is for, in its low bits. */
-
 static uint64_t ns_now(void)
 {
 	struct timespec ts;
@@ -47,7 +44,6 @@ void vb_gid_str(const uint8_t *gid, char *out, size_t len)
 	for (int i = 0; i < 16 && n + 3 < len; i += 2)
 		n += (size_t)snprintf(out + n, len - n, "%s%02x%02x", i ? ":" : "", gid[i], gid[i + 1]);
 }
-
 
 static int post_recv(struct vb *v, uint32_t i)
 {
@@ -265,7 +261,7 @@ static void link_idle(struct fw_link *l)
 static void *poller_main(void *arg)
 {
 	struct vb *v = arg;
-	uint64_t spin = v->w->spin_ns ? v->w->spin_ns : 50000, idle = 0;
+	uint64_t spin = v->w->spin_ns ? v->w->spin_ns : 50000, idle = 0, nap_ns = VB_POLLER_NAP_NS;
 
 	while (!atomic_load(&v->stop)) {
 		struct pollfd pf = { .fd = v->ch->fd, .events = POLLIN };
@@ -282,10 +278,16 @@ static void *poller_main(void *arg)
 		/* An engine or a waiting host polls the queue: leave it to them, and
 		 * nap instead of spinning beside them for the same cores. */
 		if (atomic_exchange_explicit(&v->others_polled, 0, memory_order_relaxed) && !engine_asleep(v)) {
-			nap(v, v->w->threaded ? VB_POLLER_LONG_NAP_NS : VB_POLLER_NAP_NS);
+			if (v->w->threaded) {
+				nap(v, VB_POLLER_LONG_NAP_NS);
+			} else { /* longer each time hosts polled all through the last */
+				nap(v, nap_ns);
+				nap_ns = nap_ns * 2 > VB_POLLER_MAX_NAP_NS ? VB_POLLER_MAX_NAP_NS : nap_ns * 2;
+			}
 			idle = 0;
 			continue;
 		}
+		nap_ns = VB_POLLER_NAP_NS;
 		if (!idle)
 			idle = ns_now();
 		if (ns_now() - idle < spin) {

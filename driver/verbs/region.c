@@ -29,8 +29,8 @@ static int tell_everyone(struct vb *v, struct q_msg *m)
 			want++;
 	}
 	/* Acks are counted, not named: calls that publish are serialised
-	 * (v->pub_lock). We read them off the queue ourselves rather than wait
-	 * for the poller to wake. */
+	 * (v->pub_lock). We read them off the queue ourselves: the poller may
+	 * be in a long nap (VB_POLLER_MAX_NAP_NS). */
 	while ((int32_t)(atomic_load(&v->acks) - want) < 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > v->w->opts.peer_timeout_ms)

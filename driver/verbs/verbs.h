@@ -54,6 +54,12 @@ enum vb_ctl {
  * bounds a wake-up gone missing); with none, nobody would cut it short. */
 #define VB_POLLER_NAP_NS 1000000
 #define VB_POLLER_LONG_NAP_NS 100000000
+/* With no engine threads, hosts that keep polling double the poller's nap
+ * up to this: each wake-up costs their cores, and a device's message that
+ * lands while none polls waits for a host anyway; only the link's own (a
+ * region published or revoked, and its acknowledgement) wait for the
+ * poller, up to this long. */
+#define VB_POLLER_MAX_NAP_NS 16000000
 /* A waiter on one small transfer polls this long before it sleeps: five
  * times the driver's default, as a round trip through soft-RoCE under
  * emulation (200-600 us) outlasts that, and each waiter that sleeps then
