@@ -28,10 +28,16 @@ check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
 
 bench-verbs: $(B)/accdma-run $(B)/accdma-bw
-	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-1800} EXTRA_BINS="$(B)/accdma-run $(B)/accdma-bw" \
+	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-1800} VM_APPEND="$${VM_APPEND-$(VM_BENCH_APPEND)}" \
+	  EXTRA_BINS="$(B)/accdma-run $(B)/accdma-bw" \
 	  EXTRA_FILES="tests/vm/verbs-bench.sh:/vmtest/verbs-bench.sh" \
 	  bash tests/vm/suite.sh verbs-bench tests/vm/guest-verbs-bench.sh
 	@bash tests/vm/verbs-bench-summary.sh $(VM_OUT)/verbs-bench-bench.txt
+
+# Benchmarks boot without the debug checks of the test boots (run.sh's default):
+# SLUB's allocation tracking takes a stack trace at every allocation, a packet's
+# skb among them, and would add its cost to every round of every tool.
+VM_BENCH_APPEND := panic_on_warn=1
 
 check-vm-smoke:
 	@VM_OUT=$(VM_OUT) bash tests/vm/suite.sh smoke tests/vm/guest-smoke.sh
@@ -51,6 +57,6 @@ check-kmod: $(KMOD_LIST_BINS)
 
 bench-kmod: $(B)/accdma-bw $(B)/accdma-run $(B)/kmod/kmod-pair $(B)/kmod/kmod-poll
 	@$(MAKE) --no-print-directory kmod KVER=$(VM_KVER)
-	@VM_OUT=$(VM_OUT) EXTRA_KO="$(B)/kmod/accdma.ko" \
+	@VM_OUT=$(VM_OUT) VM_APPEND="$${VM_APPEND-$(VM_BENCH_APPEND)}" EXTRA_KO="$(B)/kmod/accdma.ko" \
 	  EXTRA_BINS="$(B)/accdma-bw $(B)/accdma-run $(B)/kmod/kmod-pair $(B)/kmod/kmod-poll" \
 	  bash tests/vm/suite.sh kmod-bench tests/vm/guest-kmod-bench.sh
