@@ -440,6 +440,8 @@ void vb_link_flush(struct vb *v)
 	uint64_t end = ns_now() + 1000000000ull;
 	struct q_msg m;
 
+	if (v->max_inline < Q_MSG_HEAD_BYTES)
+		return; /* a device that takes nothing inline: not flushed (soft-RoCE takes 256 bytes) */
 	memset(&m, 0, sizeof(m));
 	m.type = VB_BYE;
 	m.src = (int32_t)(v->self * v->L);
