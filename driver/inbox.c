@@ -74,7 +74,8 @@ int drv_inbox_take(struct drv_inbox *b, struct q_msg *m)
 void drv_inbox_counts(struct drv_inbox *b, uint64_t *puts, uint64_t *takes)
 {
 	pthread_mutex_lock(&b->lock);
-	*puts = b->puts;
+	if (puts)
+		*puts = b->puts;
 	*takes = b->takes;
 	pthread_mutex_unlock(&b->lock);
 }

@@ -39,7 +39,8 @@ int drv_inbox_put(struct drv_inbox *b, const struct q_msg *m);
 int drv_inbox_take(struct drv_inbox *b, struct q_msg *m);
 
 /**
- * drv_inbox_counts() - how many messages were put into @b and taken from it so far.
+ * drv_inbox_counts() - how many messages were put into @b (@puts, if not
+ * NULL) and taken from it (@takes) so far.
  */
 void drv_inbox_counts(struct drv_inbox *b, uint64_t *puts, uint64_t *takes);
 

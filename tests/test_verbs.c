@@ -21,7 +21,10 @@
  *  - a rank of another shape cannot join: both opens fail and say why;
  *  - a wrong GID (in the test VM: index 0, the link-local one, which no
  *    route carries there): both opens fail, and each rank says which pair
- *    of ranks and devices had no path.
+ *    of ranks and devices had no path;
+ *  - no inline sends (ACCDMA_IB_MAX_INLINE=0, as on a device without
+ *    them): the transfers, and the close right after a send; a bad value
+ *    fails the open, naming it.
  * The cases that break the paths between the ranks: test_verbs_cut.c.
  */
 #include "verbs_th.h"
@@ -333,6 +336,58 @@ static void test_close_after_send(void **state)
 	}
 }
 
+/* Every message from a send buffer, as on a device that takes nothing
+ * inline: the transfers, and a close right after a send, flushed all the same. */
+static void test_no_inline(void **state)
+{
+	int st[2];
+
+	(void)state;
+	need_rdma();
+	setenv("ACCDMA_IB_MAX_INLINE", "0", 1);
+	run_ranks(rank_transfers, st, devs());
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+	for (int i = 0; i < 8; i++) {
+		run_ranks(rank_close_after_send, st, devs());
+		assert_int_equal(st[0], 0);
+		assert_int_equal(st[1], 0);
+	}
+}
+
+static int inline_default(void **state)
+{
+	(void)state;
+	unsetenv("ACCDMA_IB_MAX_INLINE");
+	return 0;
+}
+
+/* A bad ACCDMA_IB_MAX_INLINE fails the open on each rank, naming it. */
+static void rank_inline_bad(int rank)
+{
+	char text[512];
+	int rc;
+	accdma_world *w;
+
+	setenv("ACCDMA_IB_MAX_INLINE", rank ? "-1" : "lots", 1);
+	w = rank_open_said(rank, &rc, text, sizeof(text));
+	if (!strstr(text, "ACCDMA_IB_MAX_INLINE="))
+		fprintf(stderr, "rank %d said: %s\n", rank, text);
+	CHECK(rc == -EINVAL && !w && strstr(text, rank ? "ACCDMA_IB_MAX_INLINE=-1" : "ACCDMA_IB_MAX_INLINE=lots"));
+	_exit(0);
+}
+
+static void test_inline_bad(void **state)
+{
+	int st[2];
+
+	(void)state;
+	need_rdma();
+	run_ranks(rank_inline_bad, st, devs());
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+}
+
 /* In the test VM only: elsewhere a link-local GID may well route. */
 static void test_wrong_gid(void **state)
 {
@@ -356,6 +411,8 @@ int main(void)
 		cmocka_unit_test(test_close_after_send),
 		cmocka_unit_test(test_misfit_refused),
 		cmocka_unit_test(test_wrong_gid),
+		cmocka_unit_test_teardown(test_no_inline, inline_default),
+		cmocka_unit_test(test_inline_bad),
 	};
 
 	return verbs_th_run("test_verbs", tests, sizeof(tests) / sizeof(tests[0]));

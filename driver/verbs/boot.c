@@ -389,7 +389,7 @@ int vb_boot_ready(struct vb *v, const char *err)
  */
 static void lose_after_draining(struct vb *v, int proc, uint32_t why)
 {
-	uint64_t end = now_ms() + 1000, puts, takes, more;
+	uint64_t end = now_ms() + 1000, puts, takes;
 	int n;
 
 	while ((n = vb_link_poll(v)) != 0 && now_ms() < end)
@@ -399,7 +399,7 @@ static void lose_after_draining(struct vb *v, int proc, uint32_t why)
 		drv_inbox_counts(&v->inbox[d], &puts, &takes);
 		while (takes < puts && now_ms() < end && !atomic_load(&v->stop)) {
 			usleep(100);
-			drv_inbox_counts(&v->inbox[d], &more, &takes);
+			drv_inbox_counts(&v->inbox[d], NULL, &takes);
 		}
 	}
 	vb_mark_lost(v, proc, why);

@@ -195,6 +195,7 @@ static int poll_cq_as(struct vb *v, int poller)
 			}
 			if (wc[k].status != IBV_WC_SUCCESS && !atomic_load(&v->stop))
 				vb_mark_lost(v, v->sproc[i], Q_DEV_LOST_DIED);
+			atomic_fetch_add_explicit(&v->buf_done[v->sproc[i]], 1, memory_order_release);
 			pthread_mutex_lock(&v->slock);
 			v->sfree[v->nsfree++] = i;
 			pthread_mutex_unlock(&v->slock);
@@ -387,6 +388,7 @@ static int post_buffered(struct vb *v, int proc, struct ibv_send_wr *wr, const s
 	wr->sg_list = sge;
 	wr->num_sge = more ? 2 : 1;
 	wr->send_flags = IBV_SEND_SIGNALED;
+	atomic_fetch_add_explicit(&v->buf_sent[proc], 1, memory_order_relaxed);
 	if (ibv_post_send(v->qp[proc], wr, &bad)) {
 		pthread_mutex_lock(&v->slock);
 		v->sfree[v->nsfree++] = (uint32_t)i;
@@ -428,6 +430,23 @@ int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m)
 	return send_to(v, proc, m);
 }
 
+/* Post the goodbye message @m to @proc, signaled. Return: the counter its
+ * completion moves and the value it moves it to, or NULL if @proc is gone. */
+static _Atomic uint32_t *post_bye(struct vb *v, int proc, const struct q_msg *m, uint32_t *upto)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+
+	if (v->max_inline >= Q_MSG_HEAD_BYTES) {
+		*upto = atomic_load_explicit(&v->inline_sent[proc], memory_order_relaxed) + 1;
+		return send_inline(v, proc, m, Q_MSG_HEAD_BYTES, 1) ? NULL : &v->inline_done[proc];
+	}
+	if (post_buffered(v, proc, &wr, m, Q_MSG_HEAD_BYTES, NULL))
+		return NULL;
+	/* counted, not numbered: when every send counted so far is done, so is ours */
+	*upto = atomic_load_explicit(&v->buf_sent[proc], memory_order_relaxed);
+	return &v->buf_done[proc];
+}
+
 /**
  * vb_link_flush() - at close, before the goodbye: wait until every message
  * we sent has reached its peer (a second at most). A queue pair completes
@@ -440,21 +459,19 @@ void vb_link_flush(struct vb *v)
 	uint64_t end = ns_now() + 1000000000ull;
 	struct q_msg m;
 
-	if (v->max_inline < Q_MSG_HEAD_BYTES)
-		return; /* a device that takes nothing inline: not flushed (soft-RoCE takes 256 bytes) */
 	memset(&m, 0, sizeof(m));
 	m.type = VB_BYE;
 	m.src = (int32_t)(v->self * v->L);
 	for (int p = 0; p < v->nprocs; p++) {
-		uint32_t n = atomic_load_explicit(&v->inline_sent[p], memory_order_relaxed);
+		_Atomic uint32_t *done;
+		uint32_t upto;
 
 		if (p == v->self || atomic_load(&v->proc_lost[p]))
 			continue;
 		m.dst = (int32_t)(p * v->L);
-		if (send_inline(v, p, &m, Q_MSG_HEAD_BYTES, 1))
-			continue;
+		done = post_bye(v, p, &m, &upto);
 		/* done up to and past ours (serial arithmetic), or the peer went */
-		while ((int32_t)(atomic_load_explicit(&v->inline_done[p], memory_order_acquire) - (n + 1)) < 0 &&
+		while (done && (int32_t)(atomic_load_explicit(done, memory_order_acquire) - upto) < 0 &&
 		       !atomic_load(&v->proc_lost[p]) && ns_now() < end)
 			if (vb_link_poll(v) <= 0)
 				sched_yield();

@@ -78,6 +78,27 @@ static int pick_gid(struct vb *v)
 	return ibv_query_gid(v->ctx, (uint8_t)v->port, 0, &v->gid) ? -EINVAL : 0;
 }
 
+/* ACCDMA_IB_MAX_INLINE: the bytes a send may carry in its work request, as
+ * asked of the device (0: none, every message from a send buffer), else 256. */
+static int pick_inline(uint32_t *bytes)
+{
+	const char *e = drv_env("ACCDMA_IB_MAX_INLINE");
+	char *end;
+	unsigned long n;
+
+	*bytes = 256;
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	n = strtoul(e, &end, 10);
+	if (errno || *end || *e == '-' || n > 4096) {
+		fprintf(stderr, "accdma: verbs: ACCDMA_IB_MAX_INLINE=%s: not a number of bytes up to 4096\n", e);
+		return -EINVAL;
+	}
+	*bytes = (uint32_t)n;
+	return 0;
+}
+
 static int make_buffers(struct vb *v)
 {
 	size_t rb = (size_t)VB_RECV_BUFS * VB_MSG_BYTES, sb = (size_t)VB_SEND_BUFS * VB_MSG_BYTES;
@@ -111,7 +132,10 @@ int vb_link_open(struct vb *v)
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = VB_RECV_BUFS, .max_sge = 1 } };
 	struct ibv_port_attr pa;
 	int n = 0, rc = -ENODEV;
+	uint32_t want;
 
+	if (pick_inline(&v->max_inline))
+		return -EINVAL;
 	list = ibv_get_device_list(&n);
 	if (list && n > 0) {
 		struct ibv_device *d = pick_device(v, list, n, &v->port);
@@ -155,10 +179,11 @@ int vb_link_open(struct vb *v)
 		if (ibv_post_srq_recv(v->srq, &wr, &bad))
 			return -ENOMEM;
 	}
+	want = v->max_inline;
 	for (int p = 0; p < v->nprocs; p++) {
 		struct ibv_qp_init_attr qa = {
 			.send_cq = v->cq, .recv_cq = v->cq, .srq = v->srq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = VB_SQ_DEPTH, .max_send_sge = 2, .max_inline_data = 256 },
+			.cap = { .max_send_wr = VB_SQ_DEPTH, .max_send_sge = 2, .max_inline_data = want },
 		};
 
 		if (p == v->self)
@@ -170,7 +195,8 @@ int vb_link_open(struct vb *v)
 		}
 		if (!v->qp[p])
 			return -ENOMEM;
-		v->max_inline = qa.cap.max_inline_data;
+		/* a device may round up what it takes (soft-RoCE: to the room of its gather list) */
+		v->max_inline = qa.cap.max_inline_data < want ? qa.cap.max_inline_data : want;
 	}
 	return 0;
 }

@@ -156,6 +156,8 @@ struct vb {
 	uint32_t *sfree, nsfree;
 	_Atomic uint32_t *inline_sent; /* by process: inline sends to it (every VB_SIGNAL_EVERY-th signaled) */
 	_Atomic uint32_t *inline_done; /* by process: those known complete (up to its last signaled one) */
+	_Atomic uint32_t *buf_sent;    /* by process: sends to it from a send buffer (all signaled) */
+	_Atomic uint32_t *buf_done;    /* by process: those complete */
 	int32_t *sproc;        /* by send buffer: the process it went to */
 	struct vb_write writes[VB_WRITES];
 	uint32_t wfree[VB_WRITES], nwfree; /* free write slots, under slock */
