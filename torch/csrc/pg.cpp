@@ -30,8 +30,10 @@ WorkAccdma::~WorkAccdma() {
     }
     adopt_locked();
   }
-  if (!completed_ && g_->aw && !send && atc_test(g_->aw, &ol) == 0) {
-    // Dropped before it completed: its ops go on; the group finishes them.
+  if (!completed_ && g_->aw && !send) {
+    // Dropped before anyone saw it complete: its ops go on (or are done, with
+    // the data still to be copied out of a staging buffer); the group
+    // finishes them, now if they are done.
     auto o = std::make_unique<Orphan>();
     o->ol = ol;
     ol = atc_oplist{};
@@ -40,6 +42,7 @@ WorkAccdma::~WorkAccdma() {
     o->on_ok = std::move(on_ok);
     std::lock_guard<std::mutex> gl(g_->mu);
     g_->orphans.push_back(std::move(o));
+    g_->reap_locked();
     return;
   }
   release_locked(true);

@@ -21,6 +21,7 @@ def test_p2p_two_ranks(accdma_run):
     assert nc[0] == [-1.0, 0.0, -1.0, 2.0, -1.0, 4.0]
     assert "received 16 bytes" in res.of("short_recv")[1]
     assert res.of("dropped")[1] == [1.0, 2.0, 3.0]
+    assert res.of("dropped_done")[1] == [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]
     assert res.of("devmem")[1] == [999.0, [float(v) for v in range(10, 20)],
                                    [0.0] * 5 + [9.0] * 10 + [0.0] * 15]
 

@@ -147,14 +147,34 @@ def sc_p2p():
         dist.irecv(dropped, 0, tag=14)     # the Work is dropped at once
         nxt = torch.zeros(3)
         dist.recv(nxt, 0, tag=14)
-        while dropped.sum() == 0:          # a later call on the group finishes it
+        end = time.monotonic() + 10
+        while dropped.sum() == 0 and time.monotonic() < end:  # a later call on the group finishes it
             pg.buffered_bytes()
             time.sleep(0.01)
-        assert dropped.tolist() == [1.0, 2.0, 3.0] and nxt.tolist() == [4.0, 5.0, 6.0]
+        assert dropped.tolist() == [1.0, 2.0, 3.0] and nxt.tolist() == [4.0, 5.0, 6.0], (dropped, nxt)
         report("dropped", dropped.tolist())
+        # dropped after its recv completed, unseen: the data still lands (it
+        # was lost while it waited in a staging buffer)
+        late = torch.zeros(3)
+        w = dist.irecv(late, 0, tag=15)
+        end = time.monotonic() + 10
+        while not w.is_completed() and time.monotonic() < end:
+            time.sleep(0.01)
+        late2 = torch.zeros(3)
+        w = dist.irecv(late2, 0, tag=15)
+        time.sleep(0.3)                    # done on the device, nobody has looked
+        del w
+        end = time.monotonic() + 10
+        while late2.sum() == 0 and time.monotonic() < end:
+            pg.buffered_bytes()
+            time.sleep(0.01)
+        assert late2.tolist() == [10.0, 11.0, 12.0], late2
+        report("dropped_done", [late.tolist(), late2.tolist()])
     else:
         dist.send(torch.tensor([1.0, 2.0, 3.0]), 1, tag=14)
         dist.send(torch.tensor([4.0, 5.0, 6.0]), 1, tag=14)
+        dist.send(torch.tensor([7.0, 8.0, 9.0]), 1, tag=15)
+        dist.send(torch.tensor([10.0, 11.0, 12.0]), 1, tag=15)
 
     # clear errors
     raises(lambda: dist.send(torch.ones(1), peer, tag=-1), "tag -1 is negative")
