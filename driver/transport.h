@@ -18,6 +18,10 @@
 
 struct accdma_world;
 
+/* The nap cap (nap_max_us) of a transport whose waits are network round
+ * trips (verbs, and loop, its in-process double). */
+#define DRV_FAR_NAP_MAX_US 16000
+
 /**
  * struct drv_transport - one transport's operations.
  * @name: as in ACCDMA_TRANSPORT and the logs.
@@ -31,6 +35,13 @@ struct accdma_world;
  *                 such a transfer waits on a network round trip, the
  *                 default can run out before it, and the sleep then hands
  *                 each round to the engine threads.
+ * @nap_max_us: the longest nap of an engine thread beside a host that keeps
+ *              polling (0: fw_nap_us, 1 ms; struct fw_host). Where the
+ *              host's waits are network round trips, a wake-up every
+ *              millisecond takes the waiting thread's core for nothing;
+ *              work an engine holds when the host stops still wakes it.
+ *              Taken only where the process may run on fewer CPUs than
+ *              its engine threads and a host thread (world.c).
  * @shared_arena: the arena is shared with other processes (its geometry is
  *                laid out with process-shared waiting).
  * @open: join the world: set w->first_local/nlocal, map the arena at w->a.sh
@@ -62,6 +73,7 @@ struct drv_transport {
 	int kernel_engines;
 	int full_fences;
 	uint64_t small_spin_ns;
+	uint32_t nap_max_us;
 	int (*open)(struct accdma_world *w);
 	int (*start)(struct accdma_world *w);
 	void (*stop)(struct accdma_world *w);

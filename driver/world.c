@@ -8,6 +8,7 @@
  * world and queue handles, so a late call with a closed handle returns
  * -EBADF instead of touching freed memory.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,22 @@ static void token_seed(struct accdma_world *w)
 }
 
 /* Say which option is wrong (log_level >= 1): -EINVAL alone tells a user nothing. */
+/*
+ * The longest nap of our engines beside a polling host (struct fw_host): the
+ * transport's, where this process may run on fewer CPUs than it has engine
+ * threads and a host thread, so that each nap's end takes the host's core;
+ * else 1 ms naps cost next to nothing, and bound how long work that no
+ * thread waits for sits.
+ */
+static uint32_t engine_nap_max_us(const struct accdma_world *w, const struct drv_transport *tp, uint32_t engines)
+{
+	cpu_set_t set;
+
+	if (!tp->nap_max_us || sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return (uint64_t)CPU_COUNT(&set) < 1 + (uint64_t)w->nlocal * engines ? tp->nap_max_us : 0;
+}
+
 static int opts_valid(const struct accdma_world_opts *o)
 {
 	const char *why = NULL;
@@ -239,6 +256,7 @@ int accdma_world_open(const struct accdma_world_opts *opts, accdma_world **out)
 	w->host.exec = drv_exec_run;
 	w->host.recv_order = drv_seq_order;
 	w->host.ctx = w;
+	w->host.nap_max_us = engine_nap_max_us(w, tp, opts->engines);
 	token_seed(w); /* before the engines start: nothing is posted yet */
 	for (int d = w->first_local; !tp->kernel_engines && d < w->first_local + w->nlocal; d++) {
 		rc = fw_device_start(&w->a, &w->space, (uint32_t)d, w->spin_ns, w->threaded,

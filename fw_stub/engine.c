@@ -85,12 +85,39 @@ void fw_device_poll_begin(struct fw_device *fd)
 	os_fetch_add(&fd->poll_sessions, 1, OS_RELAXED);
 }
 
+/* Does an engine nap longer than fw_nap_us with work (ops posted and not
+ * read yet, or waiting on a partner, a dependency or the link)? A host that
+ * leaves with its op done may not wait again soon, so that work should not
+ * sit out the nap. */
+static int held_in_long_nap(struct fw_device *fd)
+{
+	for (uint32_t i = 0; i < fd->nengines; i++) {
+		struct fw_engine *e = &fd->engines[i];
+		int held = 0;
+
+		if (os_load(&e->napping, OS_SEQ_CST) != FW_NAP_LONG)
+			continue;
+		if (os_exchange(&e->in_pass, 1, OS_ACQUIRE))
+			continue; /* a pass runs: its thread sees the work */
+		/* Under in_pass: the engine's pending lists are ours to read. */
+		for (uint32_t q = 0; q < e->nqueues && !held; q++)
+			held = e->queues[q]->npend ||
+			       e->queues[q]->head != os_load(&e->queues[q]->sh->sq_tail, OS_ACQUIRE);
+		os_store(&e->in_pass, 0, OS_RELEASE);
+		if (held)
+			return 1;
+	}
+	return 0;
+}
+
 /* fw_device_poll_end(): @wake cuts the nap short when the poller leaves work behind. */
 void fw_device_poll_end(struct fw_device *fd, int wake)
 {
 	if (!fd)
 		return;
 	os_fetch_sub(&fd->pollers, 1, OS_SEQ_CST);
+	if (!wake && fd->host->nap_max_us > os_load(&fw_nap_us, OS_RELAXED))
+		wake = held_in_long_nap(fd);
 	if (wake) {
 		os_fetch_add(&fd->poll_handoffs, 1, OS_SEQ_CST);
 		fw_wake_nappers(fd);
@@ -169,18 +196,27 @@ static void engine_nap(struct fw_engine *e)
 	struct fw_device *fd = e->dev;
 	uint32_t seq = os_load(&e->sh->wake_seq, OS_ACQUIRE);
 	uint32_t sessions = os_load(&fd->poll_sessions, OS_RELAXED), handoffs;
+	uint32_t base = os_load(&fw_nap_us, OS_RELAXED), us = e->nap_us > base ? e->nap_us : base;
 
 	/* seq_cst store and loads, against fw_device_poll_end()'s: either it sees
 	 * us napping, or we see that nobody polls any more, or that it handed over. */
-	os_store(&e->napping, 1, OS_SEQ_CST);
+	os_store(&e->napping, us > base ? FW_NAP_LONG : FW_NAP_SHORT, OS_SEQ_CST);
 	handoffs = os_load(&fd->poll_handoffs, OS_SEQ_CST);
 	if ((os_load(&fd->pollers, OS_SEQ_CST) || handoffs == e->seen_handoffs) && !stopping(fd)) {
 		e->seen_sessions = sessions;
 		e->seen_handoffs = handoffs;
 		q_single_writer_add(&e->sh->naps, 1);
-		os_wait32(&e->sh->wake_seq, seq, (int64_t)os_load(&fw_nap_us, OS_RELAXED) * 1000);
+		os_wait32(&e->sh->wake_seq, seq, (int64_t)us * 1000);
 	}
-	os_store(&e->napping, 0, OS_RELAXED);
+	os_store(&e->napping, FW_NAP_NONE, OS_RELAXED);
+	/* A host that polled again during the nap waits in a loop (a ping-pong,
+	 * a blocking recv a step), and each nap's end takes its core for a
+	 * moment where cores are few: nap longer next time, up to the host's cap. */
+	if ((os_load(&fd->pollers, OS_RELAXED) || os_load(&fd->poll_sessions, OS_RELAXED) != sessions) &&
+	    os_load(&e->sh->wake_seq, OS_RELAXED) == seq && fd->host->nap_max_us > base)
+		e->nap_us = us >= fd->host->nap_max_us / 2 ? fd->host->nap_max_us : us * 2;
+	else
+		e->nap_us = base;
 }
 
 /* Did a host thread start polling since we last looked, and nobody hand work

@@ -31,6 +31,11 @@ struct fw_link;
  * @ctx: the host's.
  * @link: the device's port to the devices it cannot reach in memory
  *        (fw_stub/link.h); NULL: it reaches every device in memory.
+ * @nap_max_us: the longest nap of an engine beside a polling host (0:
+ *        fw_nap_us, none longer). A nap that ends with a host still
+ *        polling is followed by one twice as long, up to this; one that
+ *        ends with none by a short one. A host whose wait ends done cuts a
+ *        longer nap short if the engine holds work (engine.c).
  */
 /* How struct fw_host's recv_order is asked (fw_stub/any.c). */
 enum fw_order_how {
@@ -45,6 +50,7 @@ struct fw_host {
 	struct fw_link *link;
 	int (*recv_order)(void *ctx, uint32_t dev, uint64_t tag, uint64_t place, int32_t src, int how,
 			  uint64_t *seq);
+	uint32_t nap_max_us;
 };
 
 /**

@@ -150,7 +150,8 @@ struct fw_engine {
 	uint32_t seen_epoch;
 	_Atomic int retry; /* written in a pass, read by the engine thread deciding how long to sleep */
 	_Atomic int in_pass; /* a thread (engine or polling host) is running a pass */
-	_Atomic int napping; /* the engine thread naps while a host thread polls */
+	_Atomic int napping; /* the engine thread naps while a host thread polls (FW_NAP_*) */
+	uint32_t nap_us;     /* how long its next nap is (engine thread only; 0: fw_nap_us) */
 	/* the device's poll sessions and hand-overs as the engine last looked
 	 * (engine thread only): a session begun since then may keep it napping */
 	uint32_t seen_sessions, seen_handoffs;
@@ -299,6 +300,9 @@ int fw_split_help(struct fw_device *fd);
  * engine_nap(): either it sees that, or we see it napping). Inline, so that
  * split.c needs nothing of engine.c: the files' calls form no cycle.
  */
+/* fw_engine.napping: not napping, napping fw_nap_us, or napping longer. */
+enum { FW_NAP_NONE, FW_NAP_SHORT, FW_NAP_LONG };
+
 static inline void fw_wake_nappers(struct fw_device *fd)
 {
 	for (uint32_t e = 0; e < fd->nengines; e++) {

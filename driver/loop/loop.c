@@ -234,6 +234,7 @@ int drv_loop_refuse_writes(accdma_world *w, uint32_t n)
 const struct drv_transport drv_transport_loop = {
 	.name = "loop",
 	.shared_arena = 0,
+	.nap_max_us = DRV_FAR_NAP_MAX_US, /* as verbs: its long naps run under the sanitizers */
 	.open = loop_open,
 	.stop = drv_local_stop, /* the arena and device memory are in this process, as local's */
 	.close = loop_close,

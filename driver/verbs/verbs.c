@@ -207,6 +207,7 @@ const struct drv_transport drv_transport_verbs = {
 	.shared_arena = 0,
 	.full_fences = 1, /* membarrier's IPIs cost more than the fences they spare, next to RDMA */
 	.small_spin_ns = VB_WAIT_SPIN_SMALL_NS,
+	.nap_max_us = DRV_FAR_NAP_MAX_US,
 	.open = verbs_open,
 	.stop = drv_local_stop, /* the arena and device memory are in this process, as local's */
 	.close = verbs_close,
