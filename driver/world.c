@@ -56,7 +56,6 @@ static void token_seed(struct accdma_world *w)
 		}
 }
 
-/* Say which option is wrong (log_level >= 1): -EINVAL alone tells a user nothing. */
 /*
  * The longest nap of our engines beside a polling host (struct fw_host): the
  * transport's, where this process may run on fewer CPUs than it has engine
@@ -73,6 +72,7 @@ static uint32_t engine_nap_max_us(const struct accdma_world *w, const struct drv
 	return (uint64_t)CPU_COUNT(&set) < 1 + (uint64_t)w->nlocal * engines ? tp->nap_max_us : 0;
 }
 
+/* Say which option is wrong (log_level >= 1): -EINVAL alone tells a user nothing. */
 static int opts_valid(const struct accdma_world_opts *o)
 {
 	const char *why = NULL;

@@ -32,10 +32,10 @@ struct fw_link;
  * @link: the device's port to the devices it cannot reach in memory
  *        (fw_stub/link.h); NULL: it reaches every device in memory.
  * @nap_max_us: the longest nap of an engine beside a polling host (0:
- *        fw_nap_us, none longer). A nap that ends with a host still
- *        polling is followed by one twice as long, up to this; one that
- *        ends with none by a short one. A host whose wait ends done cuts a
- *        longer nap short if the engine holds work (engine.c).
+ *        fw_nap_us, none longer). A nap during which a host polled again
+ *        is followed by one twice as long, up to this; one with none by a
+ *        short one. A host whose wait ends done cuts a longer nap short if
+ *        the engine holds work (engine.c).
  */
 /* How struct fw_host's recv_order is asked (fw_stub/any.c). */
 enum fw_order_how {

@@ -293,6 +293,9 @@ int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
 int fw_copy_vm(struct fw_device *fd, int32_t pid, void *local, uint64_t remote, uint64_t len, int to_remote);
 int fw_split_help(struct fw_device *fd);
 
+/* fw_engine.napping: not napping, napping fw_nap_us, or napping longer. */
+enum { FW_NAP_NONE, FW_NAP_SHORT, FW_NAP_LONG };
+
 /**
  * fw_wake_nappers() - cut short the nap of the device's napping engines.
  * @fd: the device.
@@ -300,9 +303,6 @@ int fw_split_help(struct fw_device *fd);
  * engine_nap(): either it sees that, or we see it napping). Inline, so that
  * split.c needs nothing of engine.c: the files' calls form no cycle.
  */
-/* fw_engine.napping: not napping, napping fw_nap_us, or napping longer. */
-enum { FW_NAP_NONE, FW_NAP_SHORT, FW_NAP_LONG };
-
 static inline void fw_wake_nappers(struct fw_device *fd)
 {
 	for (uint32_t e = 0; e < fd->nengines; e++) {
