@@ -280,24 +280,16 @@ static void rank_misfit(int rank)
 
 static void test_transfers(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
-	run_ranks(rank_transfers, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
+	run_ranks_ok(rank_transfers);
 }
 
 static void test_failures(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
-	run_ranks(rank_failures, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
+	run_ranks_ok(rank_failures);
 }
 
 static void test_rank_killed(void **state)
@@ -313,46 +305,30 @@ static void test_rank_killed(void **state)
 
 static void test_misfit_refused(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
-	run_ranks(rank_misfit, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
+	run_ranks_ok(rank_misfit);
 }
 
 /* The race of a finish and a goodbye, run a few times over. */
 static void test_close_after_send(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
-	for (int i = 0; i < 8; i++) {
-		run_ranks(rank_close_after_send, st, devs());
-		assert_int_equal(st[0], 0);
-		assert_int_equal(st[1], 0);
-	}
+	for (int i = 0; i < 8; i++)
+		run_ranks_ok(rank_close_after_send);
 }
 
 /* Every message from a send buffer, as on a device that takes nothing
  * inline: the transfers, and a close right after a send, flushed all the same. */
 static void test_no_inline(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
 	setenv("ACCDMA_IB_MAX_INLINE", "0", 1);
-	run_ranks(rank_transfers, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
-	for (int i = 0; i < 8; i++) {
-		run_ranks(rank_close_after_send, st, devs());
-		assert_int_equal(st[0], 0);
-		assert_int_equal(st[1], 0);
-	}
+	run_ranks_ok(rank_transfers);
+	for (int i = 0; i < 8; i++)
+		run_ranks_ok(rank_close_after_send);
 }
 
 static int inline_default(void **state)
@@ -379,27 +355,19 @@ static void rank_inline_bad(int rank)
 
 static void test_inline_bad(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
-	run_ranks(rank_inline_bad, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
+	run_ranks_ok(rank_inline_bad);
 }
 
 /* In the test VM only: elsewhere a link-local GID may well route. */
 static void test_wrong_gid(void **state)
 {
-	int st[2];
-
 	(void)state;
 	need_rdma();
 	if (!getenv("ACCDMA_TEST_RXE0_NETDEV"))
 		skip();
-	run_ranks(rank_unreachable, st, devs());
-	assert_int_equal(st[0], 0);
-	assert_int_equal(st[1], 0);
+	run_ranks_ok(rank_unreachable);
 }
 
 int main(void)

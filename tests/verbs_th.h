@@ -181,6 +181,16 @@ static inline const char *devs(void)
 	return d && *d ? d : "rxe0,rxe1";
 }
 
+/* run_ranks() on the usual devices, and both ranks must exit 0. */
+static inline void run_ranks_ok(void (*fn)(int rank))
+{
+	int st[2];
+
+	run_ranks(fn, st, devs());
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+}
+
 /* Run @n cases of program @prog, each with ports of its own; in the test
  * VM, say on its console that they ran (a skip also exits 0). */
 static inline int verbs_th_run(const char *prog, const struct CMUnitTest *tests, size_t n)

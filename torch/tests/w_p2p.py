@@ -12,6 +12,15 @@ import accdma_torch
 from wcommon import report, init, raises, DTYPES, sample
 
 
+def until_landed(t, pg):
+    """Until tensor t is no longer all zeros (10 s at most), each look a call
+    on the group, which finishes the ops of dropped Works."""
+    end = time.monotonic() + 10
+    while t.sum() == 0 and time.monotonic() < end:
+        pg.buffered_bytes()
+        time.sleep(0.01)
+
+
 def sc_p2p():
     r, n = init()
     assert n == 2
@@ -147,10 +156,7 @@ def sc_p2p():
         dist.irecv(dropped, 0, tag=14)     # the Work is dropped at once
         nxt = torch.zeros(3)
         dist.recv(nxt, 0, tag=14)
-        end = time.monotonic() + 10
-        while dropped.sum() == 0 and time.monotonic() < end:  # a later call on the group finishes it
-            pg.buffered_bytes()
-            time.sleep(0.01)
+        until_landed(dropped, pg)          # a later call on the group finishes it
         assert dropped.tolist() == [1.0, 2.0, 3.0] and nxt.tolist() == [4.0, 5.0, 6.0], (dropped, nxt)
         report("dropped", dropped.tolist())
         # dropped after its recv completed, unseen: the data still lands (it
@@ -164,10 +170,7 @@ def sc_p2p():
         w = dist.irecv(late2, 0, tag=15)
         time.sleep(0.3)                    # done on the device, nobody has looked
         del w
-        end = time.monotonic() + 10
-        while late2.sum() == 0 and time.monotonic() < end:
-            pg.buffered_bytes()
-            time.sleep(0.01)
+        until_landed(late2, pg)
         assert late2.tolist() == [10.0, 11.0, 12.0], late2
         report("dropped_done", [late.tolist(), late2.tolist()])
     else:
