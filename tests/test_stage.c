@@ -329,7 +329,7 @@ static void test_table_full(void **state)
 	accdma_world *w;
 	accdma_key kb;
 	accdma_token r[8];
-	uint64_t bytes;
+	uint64_t bytes = 0; /* set by each wait; LTO cannot see that through the asserts */
 
 	th_opts(&o, 2);
 	o.transport = ACCDMA_TRANSPORT_LOOP;
@@ -349,7 +349,7 @@ static void test_table_full(void **state)
 			assert_int_equal(accdma_recv(th_q(w, 1), 0, 100 + (uint64_t)(k + j), kb, 64 * (uint64_t)j, 64,
 						     NULL, 0, &r[j]), 0);
 		for (int j = 0; j < 8; j++) {
-			enum accdma_status st;
+			enum accdma_status st = ACCDMA_ST__COUNT;
 
 			assert_int_equal(accdma_wait_bytes(w, r[j], TH_HANG_MS, &st, &bytes), 0);
 			th_assert_st(st, ACCDMA_OK);
