@@ -81,5 +81,5 @@ if vmtest_here rxe2-up rxe2_up; then
 	vmtest rxe2-restored rxe2_paths && vmtest test_verbs_cut_test_path_one_way one_way
 fi
 
-# perftest and accdma-bw, one round (make bench-verbs runs five: guest-verbs-bench.sh).
+# perftest and accdma-bw, one round (make bench-verbs runs nine: guest-verbs-bench.sh).
 verbs_bench_round 1

@@ -3,7 +3,7 @@
 # `VM=1 bash scripts/install-deps.sh`. Not part of `make check`.
 #   make check-verbs      the verbs suite: tests/vm/guest-verbs.sh and the
 #                         programs tests/vm/verbs-tests.list names
-#   make bench-verbs      perftest and accdma-bw over verbs, five rounds
+#   make bench-verbs      perftest and accdma-bw over verbs, nine rounds
 #                         interleaved in one boot, and their medians
 #   make check-vm-smoke   boot and bring soft-RoCE up, nothing more
 #   make bench-kmod       accdma-bw over shm and over kmod in one boot (VMBENCH lines)
@@ -28,7 +28,7 @@ check-verbs: $(VERBS_TEST_BINS) $(VERBS_TOOLS)
 	  bash tests/vm/suite.sh verbs tests/vm/guest-verbs.sh
 
 bench-verbs: $(B)/accdma-run $(B)/accdma-bw
-	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-1800} VM_APPEND="$${VM_APPEND-$(VM_BENCH_APPEND)}" \
+	@VM_OUT=$(VM_OUT) VM_TIMEOUT=$${VM_TIMEOUT:-3000} VM_APPEND="$${VM_APPEND-$(VM_BENCH_APPEND)}" \
 	  EXTRA_BINS="$(B)/accdma-run $(B)/accdma-bw" \
 	  EXTRA_FILES="tests/vm/verbs-bench.sh:/vmtest/verbs-bench.sh" \
 	  bash tests/vm/suite.sh verbs-bench tests/vm/guest-verbs-bench.sh
