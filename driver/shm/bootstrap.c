@@ -17,6 +17,8 @@
  *   master -> worker  GO     once every worker is READY
  *   either way        FAIL   an errno and a message, instead of any of these
  *
+ * (The messages and their checks: boot_msg.c.)
+ *
  * Ranks may start in any order: workers retry connecting until the join
  * timeout (peer_timeout_ms). A rank that never comes fails everyone with
  * -ETIMEDOUT and a message naming the missing ranks.
@@ -34,56 +36,8 @@
 #include <unistd.h>
 
 #include "driver/internal.h"
+#include "driver/shm/boot_msg.h"
 #include "driver/shm/shm.h"
-
-#define BOOT_MAGIC 0xacc0b007u
-#define BOOT_VERSION 1
-#define BOOT_FDS_PER_MSG 64
-#define BOOT_MAX_PAYLOAD (sizeof(struct boot_setup) + Q_MAX_DEVICES * sizeof(struct drv_boot_proc))
-
-enum boot_type { BM_HELLO = 1, BM_SETUP, BM_FDS, BM_READY, BM_GO, BM_FAIL };
-
-struct boot_hdr {
-	uint32_t magic;
-	uint32_t type;
-	uint32_t len; /* payload bytes after the header */
-	uint32_t nfds;
-};
-
-struct boot_hello {
-	uint32_t version;
-	int32_t first, count, ndev, queues, engines;
-	uint32_t depth;
-	uint32_t pad;
-	uint64_t mem_size;
-};
-
-struct boot_setup {
-	int32_t nprocs;
-	int32_t self;
-};
-
-struct boot_fail {
-	int32_t err;
-	char text[400];
-};
-
-struct boot_buf {
-	struct boot_hdr h;
-	union {
-		struct boot_hello hello;
-		struct boot_setup setup;
-		struct boot_fail fail;
-		char raw[BOOT_MAX_PAYLOAD];
-	} u;
-};
-
-static int64_t ms_left(uint64_t deadline)
-{
-	uint64_t now = q_now_ns();
-
-	return now >= deadline ? 0 : (int64_t)((deadline - now + 999999) / 1000000);
-}
 
 static void say(const struct drv_boot *b, const char *fmt, ...)
 {
@@ -147,122 +101,6 @@ static int addr_is_local(const char *addr)
 	}
 	freeaddrinfo(res);
 	return ok;
-}
-
-static int peer_uid_ok(int fd, pid_t *pid)
-{
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
-		return 0;
-	if (pid)
-		*pid = cr.pid;
-	return cr.uid == geteuid();
-}
-
-static int send_msg(int fd, uint32_t type, const void *payload, uint32_t len, const int *fds,
-		    uint32_t nfds)
-{
-	struct boot_hdr h = { BOOT_MAGIC, type, len, nfds };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)payload, len } };
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int) * BOOT_FDS_PER_MSG)];
-	} cm;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-
-	if (nfds > BOOT_FDS_PER_MSG)
-		return -EINVAL;
-	if (nfds) {
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm.c.cmsg_level = SOL_SOCKET;
-		cm.c.cmsg_type = SCM_RIGHTS;
-		cm.c.cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(&cm.c), fds, sizeof(int) * nfds);
-	}
-	for (;;) {
-		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
-
-		if (n >= 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
-static void send_fail(int fd, int err, const char *text)
-{
-	struct boot_fail f = { .err = err };
-
-	if (fd < 0)
-		return;
-	snprintf(f.text, sizeof(f.text), "%s", text);
-	send_msg(fd, BM_FAIL, &f, sizeof(f), NULL, 0);
-}
-
-/* Receive one message by @deadline; fds (up to BOOT_FDS_PER_MSG) into @fds.
- * Return: 0, -ETIMEDOUT, -ECONNRESET (peer gone), -EPROTO (malformed). */
-static int recv_msg(int fd, uint64_t deadline, struct boot_buf *buf, int *fds, uint32_t *nfds)
-{
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int) * BOOT_FDS_PER_MSG)];
-	} cm;
-	struct iovec iov = { buf, sizeof(*buf) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct cmsghdr *c;
-	uint32_t got = 0;
-	ssize_t n;
-	int rc;
-
-	for (;;) {
-		rc = poll(&p, 1, (int)(ms_left(deadline) > 1000000 ? 1000000 : ms_left(deadline)));
-		if (rc > 0)
-			break;
-		if (rc == 0 && ms_left(deadline) == 0)
-			return -ETIMEDOUT;
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-	}
-	m.msg_control = cm.buf;
-	m.msg_controllen = sizeof(cm.buf);
-	do
-		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n == 0 ? -ECONNRESET : -errno;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		uint32_t k = (uint32_t)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		int tmp[BOOT_FDS_PER_MSG];
-
-		memcpy(tmp, CMSG_DATA(c), k * sizeof(int));
-		for (uint32_t i = 0; i < k; i++) {
-			if (fds && got < BOOT_FDS_PER_MSG)
-				fds[got++] = tmp[i];
-			else
-				close(tmp[i]);
-		}
-	}
-	if (nfds)
-		*nfds = got;
-	if ((size_t)n < sizeof(buf->h) || buf->h.magic != BOOT_MAGIC || (m.msg_flags & MSG_TRUNC) ||
-	    buf->h.len != (size_t)n - sizeof(buf->h) || buf->h.nfds != got) {
-		for (uint32_t i = 0; fds && i < got; i++)
-			close(fds[i]);
-		return -EPROTO;
-	}
-	if (buf->h.type == BM_FAIL) {
-		if (buf->h.len != sizeof(struct boot_fail))
-			return -EPROTO;
-		buf->u.fail.text[sizeof(buf->u.fail.text) - 1] = 0;
-	}
-	return 0;
 }
 
 /* A FAIL from the other side: print its text, return its errno. */
@@ -359,7 +197,7 @@ static int master_fail_all(struct drv_boot *b, struct pending *pend, int npend, 
 {
 	say(b, "%s", text);
 	for (int i = 0; i < npend; i++)
-		send_fail(pend[i].fd, err, text);
+		boot_send_fail(pend[i].fd, err, text);
 	return err;
 }
 
@@ -386,16 +224,16 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 		pfd[np++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (int i = 0; i < npend; i++)
 			pfd[np++] = (struct pollfd){ .fd = joined[i] ? -1 : pend[i].fd, .events = POLLIN };
-		prc = poll(pfd, (nfds_t)np, (int)(ms_left(deadline) > 100000 ? 100000 : ms_left(deadline)));
+		prc = poll(pfd, (nfds_t)np, (int)(boot_ms_left(deadline) > 100000 ? 100000 : boot_ms_left(deadline)));
 		if (prc < 0 && errno != EINTR) {
 			rc = -errno;
 			goto out;
 		}
-		if (prc == 0 && ms_left(deadline) == 0 && fatal) {
+		if (prc == 0 && boot_ms_left(deadline) == 0 && fatal) {
 			rc = fatal;
 			goto out;
 		}
-		if (prc == 0 && ms_left(deadline) == 0) {
+		if (prc == 0 && boot_ms_left(deadline) == 0) {
 			missing_list(have, ndev, why, sizeof(why));
 			snprintf(text, sizeof(text),
 				 "timed out after %lld ms waiting for rank(s) %s to join (rendezvous %s); "
@@ -410,7 +248,7 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			pid_t pid;
 
-			if (fd >= 0 && npend < ndev && peer_uid_ok(fd, &pid)) {
+			if (fd >= 0 && npend < ndev && boot_peer_uid_ok(fd, &pid)) {
 				pend[npend] = (struct pending){ fd, pid };
 				joined[npend++] = 0;
 			} else if (fd >= 0) {
@@ -420,7 +258,7 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 		for (int i = 0; i < npend; i++) {
 			if (joined[i] || !(pfd[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			rc = recv_msg(pend[i].fd, deadline, buf, NULL, NULL);
+			rc = boot_recv(pend[i].fd, deadline, buf, NULL, NULL);
 			if (rc || buf->h.type != BM_HELLO || buf->h.len != sizeof(struct boot_hello)) {
 				/* A process that went away before saying hello: forget it. */
 				close(pend[i].fd);
@@ -436,7 +274,7 @@ static int master_gather(struct drv_boot *b, int lfd, uint64_t deadline)
 				if (!fatal)
 					master_fail_all(b, pend, npend, rc, why);
 				else
-					send_fail(pend[i].fd, rc, why);
+					boot_send_fail(pend[i].fd, rc, why);
 				fatal = rc;
 				rc = 0;
 				joined[i] = 1;
@@ -498,7 +336,7 @@ static int master_join(struct drv_boot *b, const struct sockaddr_un *sa, socklen
 	if (lfd < 0)
 		return -errno;
 	while (bind(lfd, (const struct sockaddr *)sa, salen)) {
-		if (errno != EADDRINUSE || ms_left(deadline) == 0) {
+		if (errno != EADDRINUSE || boot_ms_left(deadline) == 0) {
 			rc = -errno;
 			say(b, "cannot listen on rendezvous %s: %s%s", b->where, strerror(errno),
 			    rc == -EADDRINUSE ? " (another world of this user uses it: "
@@ -535,7 +373,7 @@ static int worker_join(struct drv_boot *b, const struct sockaddr_un *sa, socklen
 		rc = -errno;
 		close(fd);
 		if ((rc != -ECONNREFUSED && rc != -ENOENT && rc != -EAGAIN && rc != -EINTR) ||
-		    ms_left(deadline) == 0) {
+		    boot_ms_left(deadline) == 0) {
 			if (rc == -ECONNREFUSED || rc == -ENOENT || rc == -EAGAIN) {
 				say(b, "timed out after %lld ms waiting for rank 0 (rendezvous %s) to "
 				       "start; was it started, with the same MASTER_PORT?",
@@ -547,13 +385,13 @@ static int worker_join(struct drv_boot *b, const struct sockaddr_un *sa, socklen
 		}
 		poll(NULL, 0, 20);
 	}
-	if (!peer_uid_ok(fd, NULL)) {
+	if (!boot_peer_uid_ok(fd, NULL)) {
 		say(b, "the process at rendezvous %s belongs to another user", b->where);
 		close(fd);
 		return -EACCES;
 	}
 	hello_of(b, &h);
-	rc = send_msg(fd, BM_HELLO, &h, sizeof(h), NULL, 0);
+	rc = boot_send(fd, BM_HELLO, &h, sizeof(h), NULL, 0);
 	if (rc) {
 		say(b, "rank 0 closed the connection at once (it failed: see its messages)");
 		close(fd);
@@ -633,12 +471,12 @@ int drv_boot_share(struct drv_boot *b, int **fds, int *nfds)
 			if (b->conns[i] < 0)
 				continue;
 			buf->u.setup = (struct boot_setup){ b->nprocs, i };
-			rc = send_msg(b->conns[i], BM_SETUP, buf->u.raw, (uint32_t)plen, NULL, 0);
+			rc = boot_send(b->conns[i], BM_SETUP, buf->u.raw, (uint32_t)plen, NULL, 0);
 			for (int k = 0; k < *nfds && !rc; k += BOOT_FDS_PER_MSG) {
 				uint32_t n = (uint32_t)(*nfds - k < BOOT_FDS_PER_MSG ? *nfds - k
 										 : BOOT_FDS_PER_MSG);
 
-				rc = send_msg(b->conns[i], BM_FDS, NULL, 0, *fds + k, n);
+				rc = boot_send(b->conns[i], BM_FDS, NULL, 0, *fds + k, n);
 			}
 			if (rc)
 				say(b, "cannot send the segments to rank %d: %s", b->procs[i].first,
@@ -649,7 +487,7 @@ int drv_boot_share(struct drv_boot *b, int **fds, int *nfds)
 	}
 	uint64_t deadline = worker_deadline(b);
 
-	rc = recv_msg(b->conn, deadline, buf, NULL, NULL);
+	rc = boot_recv(b->conn, deadline, buf, NULL, NULL);
 	if (!rc && buf->h.type == BM_FAIL) {
 		rc = failed_by_peer(b, buf);
 		goto out;
@@ -679,7 +517,7 @@ int drv_boot_share(struct drv_boot *b, int **fds, int *nfds)
 	while (!rc && ngot < want) {
 		uint32_t k = 0;
 
-		rc = recv_msg(b->conn, deadline, buf, got + ngot, &k);
+		rc = boot_recv(b->conn, deadline, buf, got + ngot, &k);
 		if (!rc && buf->h.type == BM_FAIL) {
 			rc = failed_by_peer(b, buf);
 			break;
@@ -728,11 +566,11 @@ int drv_boot_ready(struct drv_boot *b, const char *err)
 		return -ENOMEM;
 	if (!b->master) {
 		if (err)
-			send_fail(b->conn, -EIO, err);
+			boot_send_fail(b->conn, -EIO, err);
 		else
-			rc = send_msg(b->conn, BM_READY, NULL, 0, NULL, 0);
+			rc = boot_send(b->conn, BM_READY, NULL, 0, NULL, 0);
 		if (!err && !rc) {
-			rc = recv_msg(b->conn, worker_deadline(b), buf, NULL, NULL);
+			rc = boot_recv(b->conn, worker_deadline(b), buf, NULL, NULL);
 			if (!rc && buf->h.type == BM_FAIL)
 				rc = failed_by_peer(b, buf);
 			else if (!rc && buf->h.type != BM_GO)
@@ -752,7 +590,7 @@ int drv_boot_ready(struct drv_boot *b, const char *err)
 	for (int i = 0; i < b->nprocs && !rc; i++) {
 		if (b->conns[i] < 0)
 			continue;
-		rc = recv_msg(b->conns[i], deadline, buf, NULL, NULL);
+		rc = boot_recv(b->conns[i], deadline, buf, NULL, NULL);
 		if (!rc && buf->h.type == BM_FAIL) {
 			snprintf(text, sizeof(text), "rank %d: %s", b->procs[i].first, buf->u.fail.text);
 			rc = -EIO;
@@ -768,9 +606,9 @@ int drv_boot_ready(struct drv_boot *b, const char *err)
 		if (b->conns[i] < 0)
 			continue;
 		if (rc)
-			send_fail(b->conns[i], rc, text);
+			boot_send_fail(b->conns[i], rc, text);
 		else /* a worker dying just now is seen by the monitors like any later death */
-			(void)send_msg(b->conns[i], BM_GO, NULL, 0, NULL, 0);
+			(void)boot_send(b->conns[i], BM_GO, NULL, 0, NULL, 0);
 	}
 	if (rc)
 		say(b, "%s", text);

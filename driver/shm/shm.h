@@ -4,6 +4,7 @@
  * (or group of devices) on one host. See docs/transports.md.
  *
  *   bootstrap.c  processes find each other and receive the shared segments
+ *   boot_msg.c   the bootstrap's messages, sent and received (checked)
  *   shm.c        the world's arena and the segments mapped; the transport table
  *   heap.c       each local device's memory in this process's segment
  *   monitor.c    a thread per process that notices peers' deaths

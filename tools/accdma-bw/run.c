@@ -13,23 +13,9 @@
  * exist once posted), and --post-list batches several iterations per doorbell.
  * Before posting iteration k on a device the host waits (accdma_wait_all) on
  * that device's iteration k - win. Iteration k is posted on every device
- * before any device waits on it, so matching peers are always posted.
- *
- * Sync mode (the old workaround: a full sync after each send and each recv)
- * posts fence mode's ops, one iteration at a time, and the host waits on
- * every fence before it posts anything more on that device: each device
- * posts its ops up to and including its next fence (one doorbell) and is
- * then blocked on that fence. Once every device is blocked or through the
- * iteration, the thread waits for any blocked fence (accdma_wait_any, or
- * accdma_wait for one), tests the others, and lets the devices whose fence
- * is done post their next stretch. Waiting for all the blocked fences at once
- * (lock step by op position) would deadlock wherever a fence waits for a
- * peer's op behind that peer's own fence (an odd ring, the chained pipeline,
- * sends too big to go eagerly): a device blocks exactly as if it had its own
- * host thread. A device that reaches the end of the iteration collects its
- * remaining tokens (ops behind its last fence: an exec at most, local), and
- * the next iteration starts once every device has (one iteration in flight).
- * Under shm each process does this for its own devices, with no lock step.
+ * before any device waits on it, so matching peers are always posted. Sync
+ * mode, one iteration at a time with a sync after each send and recv, is
+ * sync.c's; the context and its buffers are ctx.c's.
  *
  * Verification: when the last iteration is posted, each device first stamps
  * its source slot with a fresh pattern and zeroes its destination slot (both
@@ -40,56 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bw.h"
-
-#define BW_TAG 0x42
-
-struct bw_devstate {
-	accdma_queue *q;
-	const struct bw_devplan *dp;
-	accdma_key src_key, dst_key;
-	uint8_t *src, *dst;
-	accdma_token *tok;         /* win * dp->nops, dense */
-	int *ntok;                 /* per slot: tokens posted so far */
-	struct accdma_op *tmpl;     /* per slot and op: the op, built once (deps set at post) */
-	enum accdma_status *st;    /* win * nops */
-	long tail, head;           /* iterations [tail, head) in flight */
-	int nodeps;                /* no op depends on another: posted straight from tmpl */
-	/* sync mode */
-	int pc;                    /* next op of the current iteration */
-	int fence_j;               /* the op (and token) index of the fence it is blocked on, or -1 */
-	int busy;                  /* not yet through the current iteration */
-};
-
-struct bw_ctx {
-	accdma_world *w;
-	const struct bw_opts *o;
-	const struct bw_plan *plan;
-	uint64_t bytes, stride;
-	int win, ndev, nops;
-	int win_pow2;               /* window slots by mask, not division */
-	unsigned seed;
-	struct bw_devstate *dev;
-	/* one doorbell's worth of ops */
-	int cap, nb;
-	struct accdma_op *ops;
-	accdma_token *out, *deps;
-	int *slot_of;
-	long first_iter;           /* first iteration of the current post_iters call */
-	int *active, nactive;      /* the devices with ops in this process */
-	int all_direct;            /* every one of them posts straight from its templates */
-	double excluded;
-	double *lat;
-	long nlat;
-	/* sync mode: the blocked fences and their devices */
-	accdma_token *anyv;
-	int *anyd;
-};
-
-static unsigned next_seed = 1;
-
-/* A device that another process drives (shm): it posts nothing here. */
-static const struct bw_devplan not_local;
+#include "run.h"
 
 int bw_sync_ranks(accdma_world *w, int64_t timeout_ms)
 {
@@ -119,38 +56,7 @@ int bw_sync_ranks(accdma_world *w, int64_t timeout_ms)
 	return rc;
 }
 
-/* Window slot of iteration @k (a mask for the usual power-of-two window: two
- * divisions per iteration and device are on the posting path otherwise). */
-static int slot_of(const struct bw_ctx *c, long k)
-{
-	return c->win_pow2 ? (int)(k & (c->win - 1)) : (int)(k % c->win);
-}
-
-static uint64_t stride_of(uint64_t bytes)
-{
-	return (bytes + 63) & ~(uint64_t)63;
-}
-
-uint64_t bw_footprint(const struct bw_plan *plan, uint64_t bytes, int slots)
-{
-	uint64_t max = 0, s = stride_of(bytes) * (uint64_t)slots;
-	int d;
-
-	for (d = 0; d < plan->ndev; d++) {
-		const struct bw_devplan *dp = &plan->dev[d];
-		uint64_t f = dp->nops ? s * (1 + (uint64_t)dp->nsub) : 0;
-		if (f > max)
-			max = f;
-	}
-	return max;
-}
-
-static uint64_t dst_off(const struct bw_ctx *c, int slot, int sub)
-{
-	return ((uint64_t)slot * (uint64_t)c->plan->max_nsub + (uint64_t)sub) * c->stride;
-}
-
-static int fail_status(struct bw_ctx *c, int d, long iter, int j, enum accdma_status st)
+int bw_fail_status(struct bw_ctx *c, int d, long iter, int j, enum accdma_status st)
 {
 	const struct bw_opdesc *od = &c->dev[d].dp->ops[j];
 
@@ -193,7 +99,7 @@ static int wait_iters(struct bw_ctx *c, int d, long count)
 			return wait_failed(c, d, ds->tail, n, rc);
 		for (j = 0; j < n * per; j++)
 			if (ds->st[j] != ACCDMA_OK)
-				return fail_status(c, d, ds->tail + j / per, j % per, ds->st[j]);
+				return bw_fail_status(c, d, ds->tail + j / per, j % per, ds->st[j]);
 		for (j = 0; j < n; j++)
 			ds->ntok[slot + j] = 0;
 		ds->tail += n;
@@ -215,7 +121,7 @@ static inline int wait_one_direct(struct bw_ctx *c, int d)
 		return wait_failed(c, d, ds->tail, 1, rc);
 	for (j = 0; j < per; j++)
 		if (ds->st[j] != ACCDMA_OK)
-			return fail_status(c, d, ds->tail, j, ds->st[j]);
+			return bw_fail_status(c, d, ds->tail, j, ds->st[j]);
 	ds->tail++;
 	return 0;
 }
@@ -250,7 +156,7 @@ static int post_ops(struct bw_ctx *c, int d, const struct accdma_op *ops, int n,
 }
 
 /* Post the ops gathered so far with one doorbell. */
-static int flush(struct bw_ctx *c, int d)
+int bw_flush(struct bw_ctx *c, int d)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	int i;
@@ -267,46 +173,9 @@ static int flush(struct bw_ctx *c, int d)
 	return 0;
 }
 
-/* Op @od of device @d for window slot @slot, all but its dependency token
- * (built once per run: accdma-bw should cost little next to what it measures). */
-static void make_op(const struct bw_ctx *c, const struct bw_devstate *ds, int slot,
-		    const struct bw_opdesc *od, struct accdma_op *op)
-{
-	memset(op, 0, sizeof(*op));
-	op->kind = od->kind;
-	op->peer = od->peer;
-	switch (od->kind) {
-	case ACCDMA_OP_SEND:
-		op->tag = BW_TAG;
-		op->length = c->bytes;
-		if (od->buf == BW_BUF_SRC) {
-			op->key = ds->src_key;
-			op->offset = (uint64_t)slot * c->stride;
-		} else {
-			op->key = ds->dst_key;
-			op->offset = dst_off(c, slot, od->sub);
-		}
-		break;
-	case ACCDMA_OP_RECV:
-		op->tag = BW_TAG;
-		op->length = c->bytes;
-		op->key = ds->dst_key;
-		op->offset = dst_off(c, slot, od->sub);
-		break;
-	case ACCDMA_OP_EXEC:
-		op->peer = 0;
-		op->fn = bw_exec_kernel;
-		op->arg = ds->dst + dst_off(c, slot, od->sub);
-		break;
-	default:
-		op->peer = 0;
-		break;
-	}
-}
-
 /* Add ops [@j0, @j1) of iteration @it of device @d to the batch; an op that
  * depends on one not posted yet flushes the batch first. */
-static int add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
+int bw_add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
 {
 	struct bw_devstate *ds = &c->dev[d];
 	const struct bw_devplan *dp = ds->dp;
@@ -317,7 +186,7 @@ static int add_ops(struct bw_ctx *c, int d, long it, int j0, int j1)
 		const struct bw_opdesc *od = &dp->ops[j];
 		struct accdma_op *op;
 
-		if (od->dep >= 0 && od->dep >= ds->ntok[slot] && flush(c, d))
+		if (od->dep >= 0 && od->dep >= ds->ntok[slot] && bw_flush(c, d))
 			return -1;
 		op = &c->ops[c->nb];
 		*op = ds->tmpl[base + (size_t)j];
@@ -384,10 +253,10 @@ static int post_iters(struct bw_ctx *c, int d, long k, int b)
 	for (it = k; it < k + b; it++) {
 		ds->ntok[slot_of(c, it)] = 0;
 		ds->head = it + 1;
-		if (add_ops(c, d, it, 0, ds->dp->nops))
+		if (bw_add_ops(c, d, it, 0, ds->dp->nops))
 			return -1;
 	}
-	return flush(c, d);
+	return bw_flush(c, d);
 }
 
 /* Stamp device @d's source slot and clear its destination slot for the verified iteration. */
@@ -541,145 +410,6 @@ static int loop_one_at_a_time(struct bw_ctx *c, long n, int stamp, double *lat,
 	return 0;
 }
 
-/* Sync mode: device @d is through iteration @k; collect its tokens not waited on yet. */
-static int sync_done(struct bw_ctx *c, int d, long k)
-{
-	struct bw_devstate *ds = &c->dev[d];
-	int slot = slot_of(c, k), j, rc;
-	accdma_token *t = &ds->tok[(size_t)slot * ds->dp->nops];
-	enum accdma_status st;
-
-	/* every op was posted in order, so token j is op j's; waited fences are 0 */
-	for (j = 0; j < ds->ntok[slot]; j++) {
-		if (!t[j])
-			continue;
-		rc = accdma_wait(c->w, t[j], c->o->timeout_ms, &st);
-		if (rc) {
-			fprintf(stderr, "accdma-bw: device %d iteration %ld: waiting on its %s: %s\n",
-				d, k, accdma_op_kind_str(ds->dp->ops[j].kind), strerror(-rc));
-			if (rc == -ETIMEDOUT)
-				accdma_stall_report(c->w, stderr);
-			return -1;
-		}
-		t[j] = 0;
-		if (st != ACCDMA_OK)
-			return fail_status(c, d, k, j, st);
-	}
-	ds->ntok[slot] = 0;
-	ds->tail = ds->head;
-	ds->busy = 0;
-	return 0;
-}
-
-/* Sync mode: device @d's fence is done with @st. */
-static int sync_unblock(struct bw_ctx *c, int d, long k, enum accdma_status st)
-{
-	struct bw_devstate *ds = &c->dev[d];
-	int j = ds->fence_j;
-
-	ds->tok[(size_t)slot_of(c, k) * ds->dp->nops + (size_t)j] = 0; /* consumed */
-	ds->fence_j = -1;
-	if (st != ACCDMA_OK)
-		return fail_status(c, d, k, j, st);
-	return ds->pc == ds->dp->nops ? sync_done(c, d, k) : 0;
-}
-
-/*
- * Sync mode: iteration @k on every device of this process. Each device posts
- * its ops up to and including its next fence, then the host waits until that
- * fence is done before the device posts more; see the top of this file.
- */
-static int sync_iter(struct bw_ctx *c, long k)
-{
-	int slot = slot_of(c, k), busy = 0, d, i, n, rc;
-	enum accdma_status st;
-
-	for (d = 0; d < c->ndev; d++) {
-		struct bw_devstate *ds = &c->dev[d];
-		ds->busy = ds->dp->nops > 0;
-		if (!ds->busy)
-			continue;
-		ds->pc = 0;
-		ds->fence_j = -1;
-		ds->ntok[slot] = 0;
-		ds->head = k + 1;
-		busy++;
-	}
-	while (busy) {
-		/* every device not blocked on a fence posts its next stretch */
-		for (d = 0; d < c->ndev; d++) {
-			struct bw_devstate *ds = &c->dev[d];
-			const struct bw_devplan *dp = ds->dp;
-			int j1 = ds->pc;
-
-			if (!ds->busy || ds->fence_j >= 0)
-				continue;
-			while (j1 < dp->nops && dp->ops[j1].kind != ACCDMA_OP_FENCE)
-				j1++;
-			if (j1 < dp->nops)
-				j1++; /* the fence itself */
-			if (j1 > ds->pc) {
-				c->nb = 0;
-				c->first_iter = k;
-				if (add_ops(c, d, k, ds->pc, j1) || flush(c, d))
-					return -1;
-				ds->pc = j1;
-				if (dp->ops[j1 - 1].kind == ACCDMA_OP_FENCE) {
-					ds->fence_j = j1 - 1;
-					continue;
-				}
-			}
-			if (sync_done(c, d, k))
-				return -1;
-			busy--;
-		}
-		/* the host waits: for any blocked fence, then takes every other one that is done */
-		for (n = 0, d = 0; d < c->ndev; d++)
-			if (c->dev[d].busy && c->dev[d].fence_j >= 0) {
-				c->anyv[n] = c->dev[d].tok[(size_t)slot * c->dev[d].dp->nops +
-							   (size_t)c->dev[d].fence_j];
-				c->anyd[n++] = d;
-			}
-		if (!n)
-			continue;
-		if (n == 1) {
-			rc = accdma_wait(c->w, c->anyv[0], c->o->timeout_ms, &st);
-			i = rc ? rc : 0;
-		} else {
-			i = accdma_wait_any(c->w, c->anyv, n, c->o->timeout_ms, &st);
-		}
-		if (i < 0) {
-			fprintf(stderr, "accdma-bw: iteration %ld (%llu bytes): waiting on the fence of "
-					"device", k, (unsigned long long)c->bytes);
-			for (d = 0; d < n; d++)
-				fprintf(stderr, "%s %d", d ? "," : "", c->anyd[d]);
-			fprintf(stderr, ": %s\n", strerror(-i));
-			if (i == -ETIMEDOUT)
-				accdma_stall_report(c->w, stderr);
-			return -1;
-		}
-		if (sync_unblock(c, c->anyd[i], k, st))
-			return -1;
-		busy -= !c->dev[c->anyd[i]].busy;
-		for (d = 0; d < n; d++) {
-			if (d == i)
-				continue;
-			rc = accdma_test(c->w, c->anyv[d], &st);
-			if (rc == -EAGAIN)
-				continue;
-			if (rc) {
-				fprintf(stderr, "accdma-bw: device %d: testing its fence: %s\n",
-					c->anyd[d], strerror(-rc));
-				return -1;
-			}
-			if (sync_unblock(c, c->anyd[d], k, st))
-				return -1;
-			busy -= !c->dev[c->anyd[d]].busy;
-		}
-	}
-	return 0;
-}
-
 static int verify(struct bw_ctx *c, long n)
 {
 	int slot = slot_of(c, n - 1), d, j;
@@ -710,135 +440,6 @@ static int verify(struct bw_ctx *c, long n)
 	return 0;
 }
 
-int bw_ctx_create(struct bw_ctx **out, accdma_world *w, const struct bw_opts *o,
-		  const struct bw_plan *plan, uint64_t bytes, int win_iters, int slots)
-{
-	struct bw_ctx *c = calloc(1, sizeof(*c));
-	int d, rc, first = 0, nlocal;
-
-	(void)slots;
-	if (!c)
-		return -ENOMEM;
-	c->w = w;
-	c->o = o;
-	c->plan = plan;
-	c->bytes = bytes;
-	c->stride = stride_of(bytes);
-	c->win = plan->mode == BW_MODE_SYNC ? 1 : win_iters; /* sync: one iteration in flight */
-	c->win_pow2 = !(c->win & (c->win - 1));
-	c->ndev = plan->ndev;
-	c->nops = plan->max_nops;
-	c->seed = next_seed++;
-	c->cap = (o->post_list < c->win ? o->post_list : c->win) * c->nops;
-	c->ops = calloc((size_t)c->cap, sizeof(*c->ops));
-	c->out = calloc((size_t)c->cap, sizeof(*c->out));
-	c->deps = calloc((size_t)c->cap, sizeof(*c->deps));
-	c->slot_of = calloc((size_t)c->cap, sizeof(*c->slot_of));
-	c->dev = calloc((size_t)c->ndev, sizeof(*c->dev));
-	c->anyv = calloc((size_t)c->ndev, sizeof(*c->anyv));
-	c->anyd = calloc((size_t)c->ndev, sizeof(*c->anyd));
-	c->active = calloc((size_t)c->ndev, sizeof(*c->active));
-	if (!c->ops || !c->out || !c->deps || !c->slot_of || !c->dev || !c->anyv || !c->anyd ||
-	    !c->active) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	nlocal = accdma_world_local_devices(w, &first);
-	if (nlocal < 0) {
-		rc = nlocal;
-		goto fail;
-	}
-	for (d = 0; d < c->ndev; d++) {
-		struct bw_devstate *ds = &c->dev[d];
-		uint64_t srclen = c->stride * (uint64_t)c->win;
-		uint64_t dstlen = srclen * (uint64_t)plan->max_nsub;
-
-		ds->dp = d >= first && d < first + nlocal ? &plan->dev[d] : &not_local;
-		if (!ds->dp->nops)
-			continue;
-		rc = accdma_queue_get(w, d, 0, &ds->q);
-		if (rc)
-			goto fail;
-		ds->tok = calloc((size_t)c->win * c->nops, sizeof(*ds->tok));
-		ds->ntok = calloc((size_t)c->win, sizeof(*ds->ntok));
-		ds->st = calloc((size_t)c->win * c->nops, sizeof(*ds->st));
-		if (!ds->tok || !ds->ntok || !ds->st) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		rc = accdma_mem_alloc(w, d, srclen, &ds->src_key);
-		if (rc)
-			goto fail;
-		ds->src = accdma_mem_ptr(w, d, ds->src_key, NULL);
-		if (dstlen) {
-			rc = accdma_mem_alloc(w, d, dstlen, &ds->dst_key);
-			if (rc)
-				goto fail;
-			ds->dst = accdma_mem_ptr(w, d, ds->dst_key, NULL);
-		}
-		if (!ds->src || (dstlen && !ds->dst)) {
-			rc = -EFAULT;
-			goto fail;
-		}
-		ds->tmpl = calloc((size_t)c->win * c->nops, sizeof(*ds->tmpl));
-		if (!ds->tmpl) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		for (int slot = 0; slot < c->win; slot++)
-			for (int j = 0; j < ds->dp->nops; j++)
-				make_op(c, ds, slot, &ds->dp->ops[j],
-					&ds->tmpl[(size_t)slot * ds->dp->nops + (size_t)j]);
-		ds->nodeps = 1;
-		for (int j = 0; j < ds->dp->nops; j++)
-			if (ds->dp->ops[j].dep >= 0)
-				ds->nodeps = 0;
-		c->active[c->nactive++] = d;
-		/* touch every page now, so no run pays the first-touch faults */
-		memset(ds->src, 0x5a, srclen);
-		if (dstlen)
-			memset(ds->dst, 0, dstlen);
-	}
-	c->all_direct = plan->mode != BW_MODE_SYNC;
-	for (d = 0; d < c->nactive; d++)
-		c->all_direct &= c->dev[c->active[d]].nodeps;
-	*out = c;
-	return 0;
-fail:
-	bw_ctx_destroy(c);
-	return rc;
-}
-
-void bw_ctx_destroy(struct bw_ctx *c)
-{
-	int d;
-
-	if (!c)
-		return;
-	if (c->dev)
-		for (d = 0; d < c->ndev; d++) {
-			struct bw_devstate *ds = &c->dev[d];
-			if (ds->src_key)
-				accdma_mem_free(c->w, d, ds->src_key);
-			if (ds->dst_key)
-				accdma_mem_free(c->w, d, ds->dst_key);
-			free(ds->tok);
-			free(ds->ntok);
-			free(ds->tmpl);
-			free(ds->st);
-		}
-	free(c->dev);
-	free(c->ops);
-	free(c->out);
-	free(c->deps);
-	free(c->slot_of);
-	free(c->lat);
-	free(c->anyv);
-	free(c->anyd);
-	free(c->active);
-	free(c);
-}
-
 int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 {
 	int lat = c->o->latency, stamp = c->o->verify, sync = c->plan->mode == BW_MODE_SYNC;
@@ -848,13 +449,13 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 	s->iters = iters;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
-	if (warmup > 0 && (sync ? loop_one_at_a_time(c, warmup, 0, NULL, sync_iter)
+	if (warmup > 0 && (sync ? loop_one_at_a_time(c, warmup, 0, NULL, bw_sync_iter)
 			    : lat ? loop_one_at_a_time(c, warmup, 0, NULL, lat_iter) : loop_bw(c, warmup, 0)))
 		return -1;
 	if (bw_sync_ranks(c->w, c->o->timeout_ms))
 		return -1;
 	if (lat) {
-		int (*iter)(struct bw_ctx *c, long k) = sync ? sync_iter : lat_iter;
+		int (*iter)(struct bw_ctx *c, long k) = sync ? bw_sync_iter : lat_iter;
 		double *v = calloc((size_t)iters, sizeof(*v));
 
 		if (!v)
@@ -882,7 +483,7 @@ int bw_ctx_run(struct bw_ctx *c, long warmup, long iters, struct bw_sample *s)
 	} else {
 		c->excluded = 0;
 		t0 = bw_now();
-		if (sync ? loop_one_at_a_time(c, iters, stamp, NULL, sync_iter) : loop_bw(c, iters, stamp))
+		if (sync ? loop_one_at_a_time(c, iters, stamp, NULL, bw_sync_iter) : loop_bw(c, iters, stamp))
 			return -1;
 		t1 = bw_now();
 		s->secs = t1 - t0 - c->excluded;
