@@ -72,11 +72,15 @@ static inline uint64_t dst_off(const struct bw_ctx *c, int slot, int sub)
 }
 
 /* run.c */
+/* Say that op @j of device @d's iteration @iter completed @st; return -1. */
 int bw_fail_status(struct bw_ctx *c, int d, long iter, int j, enum accdma_status st);
+/* Add ops [@j0, @j1) of iteration @it of device @d to the doorbell's batch. */
 int bw_add_ops(struct bw_ctx *c, int d, long it, int j0, int j1);
+/* Post the batch gathered so far with one doorbell. */
 int bw_flush(struct bw_ctx *c, int d);
 
 /* sync.c */
+/* Sync mode's iteration @k on every device of this process. */
 int bw_sync_iter(struct bw_ctx *c, long k);
 
 #endif /* ACCDMA_BW_RUN_H */
