@@ -44,8 +44,10 @@ static int engine_pass(struct fw_engine *e)
 		q_engine_kick(fd->sh, 0);
 		progress = 1;
 	}
-	if (e->index == 0)
+	if (e->index == 0) {
 		progress |= fw_mailbox_poll(fd) | fw_peer_poll(fd);
+		fw_race_point(FW_RACE_PASS, fd->id, e->index);
+	}
 	if (fd->nengines > 1)
 		progress |= fw_split_help(fd);
 	for (uint32_t i = 0; i < e->nqueues; i++) {
@@ -304,7 +306,7 @@ static void *engine_main(void *arg)
 		q_sleep_fence(fd->sh);
 		seq = os_load(&e->sh->wake_seq, OS_ACQUIRE);
 		if (!engine_try_pass(e) && !stopping(fd)) {
-			fw_sleep_race_point(fd->id, e->index);
+			fw_race_point(FW_RACE_SLEEP, fd->id, e->index);
 			/* The retry flag is read after the pass that sets it. */
 			if (os_load(&e->retry, OS_RELAXED))
 				os_wait32(&e->sh->wake_seq, seq, FW_RETRY_NS);

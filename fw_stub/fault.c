@@ -7,8 +7,8 @@
  * a matched transfer, running a compute step, ringing a peer's doorbell for
  * an eager message or waking host waiters at a completion (the wake-up is
  * lost); and, in dma/, each data mover.
- * One more point lets a test make a race happen rather than a failure: the
- * moment an engine goes to sleep (fw_sleep_race_set()).
+ * Two more points let a test make a race happen rather than a failure: the
+ * moment an engine goes to sleep, and the middle of its pass (fw_race_set()).
  */
 
 #include "fw_stub/fw_internal.h"
@@ -30,24 +30,26 @@ int fw_fault_hit(enum fw_fault_site site)
 	return dma_fault_countdown(&countdown[site]);
 }
 
-static fw_sleep_race_fn _Atomic race_fn;
-static void *_Atomic race_arg;
+static fw_race_fn _Atomic race_fn[FW_RACE__COUNT];
+static void *_Atomic race_arg[FW_RACE__COUNT];
 
-void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg)
+void fw_race_set(enum fw_race_site site, fw_race_fn fn, void *arg)
 {
+	if (site >= FW_RACE__COUNT)
+		return;
 	/* The argument before the function, and never cleared: a call racing
 	 * this one gets a function with its own argument. */
 	if (fn)
-		os_store(&race_arg, arg, OS_SEQ_CST);
-	os_store(&race_fn, fn, OS_SEQ_CST);
+		os_store(&race_arg[site], arg, OS_SEQ_CST);
+	os_store(&race_fn[site], fn, OS_SEQ_CST);
 }
 
-void fw_sleep_race_point(uint32_t dev, uint32_t engine)
+void fw_race_point(enum fw_race_site site, uint32_t dev, uint32_t engine)
 {
-	fw_sleep_race_fn fn = os_load(&race_fn, OS_SEQ_CST);
+	fw_race_fn fn = os_load(&race_fn[site], OS_SEQ_CST);
 
 	if (fn)
-		fn(dev, engine, os_load(&race_arg, OS_SEQ_CST));
+		fn(dev, engine, os_load(&race_arg[site], OS_SEQ_CST));
 }
 
 int fw_fault_parse(const char *v)

@@ -138,18 +138,29 @@ enum fw_fault_site {
  */
 void fw_fault_arm(enum fw_fault_site site, uint32_t nth);
 
-/* What fw_sleep_race_set() runs: @dev's engine @engine is about to sleep. */
-typedef void (*fw_sleep_race_fn)(uint32_t dev, uint32_t engine, void *arg);
+/**
+ * enum fw_race_site - where fw_race_set() lets a test stand in an engine.
+ * @FW_RACE_SLEEP: an engine that has announced it sleeps and whose last look
+ *	found nothing, just before it sleeps. That is where a kick that races
+ *	the sleep is lost, if its store is not yet visible to the look (a
+ *	membarrier that missed the kicker's CPU: queue.h); a test lands work
+ *	there with its kick dropped (FW_FAULT_KICK).
+ * @FW_RACE_PASS: a pass that has served the messages far devices sent and
+ *	is about to move its queues. A message that lands then, or a peer
+ *	marked lost then, is seen by the queues before the message is served.
+ * @FW_RACE__COUNT: how many.
+ */
+enum fw_race_site { FW_RACE_SLEEP, FW_RACE_PASS, FW_RACE__COUNT };
+
+/* What fw_race_set() runs: @dev's engine @engine is at the site. */
+typedef void (*fw_race_fn)(uint32_t dev, uint32_t engine, void *arg);
 
 /**
- * fw_sleep_race_set() - the race-injection point of the sleep path: run @fn
- * in every engine that has announced it sleeps and whose last look found
- * nothing, just before it sleeps. That is where a kick that races the sleep
- * is lost, if its store is not yet visible to the look (a membarrier that
- * missed the kicker's CPU: queue.h); a test lands work there with its kick
- * dropped (FW_FAULT_KICK). @arg is passed to @fn. NULL clears it.
+ * fw_race_set() - a race-injection point: run @fn in every engine that
+ * reaches @site, with @arg. NULL clears it. Tests make a race happen this
+ * way, each time, rather than hope for it.
  */
-void fw_sleep_race_set(fw_sleep_race_fn fn, void *arg);
+void fw_race_set(enum fw_race_site site, fw_race_fn fn, void *arg);
 
 /**
  * fw_fault_parse() - arm faults from a spec ("site:nth[,site:nth]", sites

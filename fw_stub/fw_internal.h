@@ -320,9 +320,9 @@ int fw_mailbox_poll(struct fw_device *fd);
 int fw_fault_hit(enum fw_fault_site site);
 
 /**
- * fw_sleep_race_point() - run the fw_sleep_race_set() function, if any.
- * @dev/@engine: the engine about to sleep.
+ * fw_race_point() - run the fw_race_set() function of @site, if any.
+ * @dev/@engine: the engine at the site.
  */
-void fw_sleep_race_point(uint32_t dev, uint32_t engine);
+void fw_race_point(enum fw_race_site site, uint32_t dev, uint32_t engine);
 
 #endif /* ACCDMA_FW_INTERNAL_H */

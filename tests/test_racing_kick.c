@@ -12,7 +12,7 @@
  * work found by a later backstop look is (test_lost_kick covers that one).
  *
  * Here the race is made to happen, each time: the race-injection point
- * fw_sleep_race_set() stops device 1's engine after its last look before
+ * fw_race_set(FW_RACE_SLEEP) stops device 1's engine after its last look before
  * sleeping, with its recv parked and no message yet; while it stands there,
  * device 0 sends with its kick dropped (the fault point "kick") and the send
  * completes, so the message is in device 1's ring, unseen and unannounced.
@@ -100,7 +100,7 @@ static void test_racing_kick(void **state)
 	w = th_open_opts(&o);
 	unsetenv("ACCDMA_SPIN_US");
 	unsetenv("ACCDMA_POLL");
-	fw_sleep_race_set(stop_at_race_point, &race);
+	fw_race_set(FW_RACE_SLEEP, stop_at_race_point, &race);
 	ks = th_alloc(w, 0, 64, (void **)&src);
 	kd = th_alloc(w, 1, 64, (void **)&dst);
 	for (int round = 0; round < ROUNDS; round++) {
@@ -129,7 +129,7 @@ static void test_racing_kick(void **state)
 		th_check_u8(dst + 8, 56, 0xee, "past them");
 	}
 	fw_fault_arm(FW_FAULT_KICK, 0);
-	fw_sleep_race_set(NULL, NULL);
+	fw_race_set(FW_RACE_SLEEP, NULL, NULL);
 	assert_int_equal(atomic_load(&race.fired), ROUNDS);
 	/* Found by the first look each time, so never counted as a wake-up that never came. */
 	assert_int_equal(atomic_load(&q_dev(&w->a, 1)->engines[0].late_wakes), 0);

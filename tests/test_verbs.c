@@ -17,7 +17,10 @@
  *    complete PEER_LOST, and it closes cleanly;
  *  - a rank that closes as soon as its send is done, cleared late: its
  *    finish and its goodbye race to the receiver, whose recv must still
- *    complete OK with every byte (eight times over);
+ *    complete OK with every byte (eight times over); and the same with the
+ *    race made to happen (fw_race_set(FW_RACE_PASS)): the receiver's engine
+ *    stands between serving its messages and moving its queues while the
+ *    finish lands and the goodbye comes;
  *  - a rank of another shape cannot join: both opens fail and say why;
  *  - a wrong GID (in the test VM: index 0, the link-local one, which no
  *    route carries there): both opens fail, and each rank says which pair
@@ -28,6 +31,11 @@
  * The cases that break the paths between the ranks: test_verbs_cut.c.
  */
 #include "verbs_th.h"
+
+#include <stdatomic.h>
+
+#include "driver/internal.h"
+#include "fw_stub/fw.h"
 
 /* Both ranks allocate in the same order, so a region's key is the same number on both. */
 static void rank_transfers(int rank)
@@ -228,12 +236,33 @@ static void rank_unreachable(int rank)
 	_exit(0);
 }
 
+/* Rank 1's engine, once armed, stands in every pass after serving its
+ * messages until rank 0 is marked lost (0.7 s at most, under the drain's 1 s). */
+struct hold {
+	accdma_world *w;
+	atomic_int armed, held;
+};
+
+static void hold_until_lost(uint32_t dev, uint32_t engine, void *arg)
+{
+	struct hold *h = arg;
+
+	(void)dev;
+	(void)engine;
+	if (!atomic_load(&h->armed))
+		return;
+	for (int i = 0; i < 70 && atomic_load(&q_dev(&h->w->a, 0)->lost) == Q_DEV_ALIVE; i++)
+		usleep(10000);
+	atomic_fetch_add(&h->held, 1);
+}
+
 /* Rank 0 sends half of BIG; rank 1 posts its recv only later, so the
  * clearance reaches rank 0 late: it writes, sends its finish, and closes
  * as soon as its send is done. The finish and the goodbye race to rank 1,
  * whose recv must complete OK with every byte: what a peer sent before it
- * closed is served first. */
-static void rank_close_after_send(int rank)
+ * closed is served first. With @h, rank 1's engine stands in the race
+ * point hold_until_lost() once its recv is posted. */
+static void close_after_send(int rank, struct hold *h)
 {
 	accdma_queue *q;
 	accdma_key k;
@@ -252,7 +281,13 @@ static void rank_close_after_send(int rank)
 		CHECK(accdma_world_close(w) == 0);
 		_exit(0);
 	}
-	usleep(200000);
+	if (h) {
+		h->w = w;
+		fw_race_set(FW_RACE_PASS, hold_until_lost, h);
+	}
+	usleep(200000); /* rank 0's announcement is filed by now */
+	if (h)
+		atomic_store(&h->armed, 1);
 	CHECK(accdma_recv(q, 0, 70, k, 0, BIG / 2, NULL, 0, &t) == 0);
 	st = wait_st(w, t, &got);
 	if (st != ACCDMA_OK || got != BIG / 2)
@@ -260,8 +295,30 @@ static void rank_close_after_send(int rank)
 	CHECK(st == ACCDMA_OK && got == BIG / 2);
 	for (uint32_t i = 0; i < BIG / 2; i++)
 		CHECK(p[i] == (uint8_t)(i * 7 + 1));
+	if (h) { /* the engine stood there, and rank 0 is lost once the drain ends (3 s: a hang guard) */
+		for (int i = 0; i < 300 && atomic_load(&q_dev(&w->a, 0)->lost) == Q_DEV_ALIVE; i++)
+			usleep(10000);
+		CHECK(atomic_load(&h->held) > 0 && atomic_load(&q_dev(&w->a, 0)->lost) != Q_DEV_ALIVE);
+		atomic_store(&h->armed, 0);
+	}
 	CHECK(accdma_world_close(w) == 0);
 	_exit(0);
+}
+
+static void rank_close_after_send(int rank)
+{
+	close_after_send(rank, NULL);
+}
+
+/* The race made to happen: rank 1's engine has looked for messages and
+ * stands before its queues while rank 0's finish lands and its goodbye
+ * comes. Marking rank 0 lost at once would end the recv PEER_LOST with
+ * every byte in place. */
+static void rank_goodbye_mid_pass(int rank)
+{
+	static struct hold h;
+
+	close_after_send(rank, &h);
 }
 
 /* Rank 1 asks for two queues, rank 0 for one: the join refuses it, and both opens fail. */
@@ -321,6 +378,13 @@ static void test_close_after_send(void **state)
 
 /* Every message from a send buffer, as on a device that takes nothing
  * inline: the transfers, and a close right after a send, flushed all the same. */
+static void test_goodbye_mid_pass(void **state)
+{
+	(void)state;
+	need_rdma();
+	run_ranks_ok(rank_goodbye_mid_pass);
+}
+
 static void test_no_inline(void **state)
 {
 	(void)state;
@@ -377,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_rank_killed),
 		cmocka_unit_test(test_close_after_send),
+		cmocka_unit_test(test_goodbye_mid_pass),
 		cmocka_unit_test(test_misfit_refused),
 		cmocka_unit_test(test_wrong_gid),
 		cmocka_unit_test_teardown(test_no_inline, inline_default),
