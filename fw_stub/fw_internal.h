@@ -29,9 +29,10 @@ struct fw_op {
 	/* A send waiting at a far receiver that cleared it (msg.c, Q_MSG_CTS):
 	 * FW_CLEARED once @clear (its recv: where to write, which op to finish)
 	 * is filled in, for generation @clear_gen. Set by the thread serving
-	 * messages, taken by the op's engine. */
+	 * messages (which drops a finish for that generation: forged), taken by
+	 * the op's engine. */
 	_Atomic uint32_t cleared;
-	uint32_t clear_gen;
+	_Atomic uint32_t clear_gen;
 	struct q_rdv clear;
 	uint64_t wreq; /* FW_CLEAR_WRITING: the link's handle of the write */
 };

@@ -43,6 +43,39 @@ static int our_recv(const struct fw_device *fd, const struct q_rdv *e)
 	       fw_direct_op_posted(fd, e->dev, e->queue, e->slot);
 }
 
+/* What a message about one of our ops may act on: its kind, partner, length. */
+struct named_op {
+	struct q_cpl *c;
+	uint16_t kind;
+	int32_t peer;
+	uint64_t length;
+};
+
+/*
+ * Is our op (@m->queue, @m->slot) still the one @m names (posted, generation
+ * @m->gen), and a send to far device @m->src, or (if @recv_too) a recv from
+ * it or from any source? Only an op's partner may clear or finish it: any
+ * other peer could guess the slot and generation. Fills @o. Return: 1 if so.
+ */
+static int partner_op(const struct fw_device *fd, const struct q_msg *m, int recv_too, struct named_op *o)
+{
+	const struct q_arena *w = fd->w;
+	const struct q_desc *d;
+
+	if (m->queue >= w->g.nq || m->slot >= w->g.depth)
+		return 0;
+	o->c = &q_cpls(w, fd->id, m->queue)[m->slot];
+	if (os_load(&o->c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&o->c->gen, OS_ACQUIRE) != m->gen)
+		return 0;
+	d = &fd->queues[m->queue].desc[m->slot]; /* the host's, and fixed while the op is posted */
+	o->kind = d->kind;
+	o->peer = d->peer;
+	o->length = d->length;
+	if (o->kind == ACCDMA_OP_SEND)
+		return o->peer == m->src;
+	return recv_too && o->kind == ACCDMA_OP_RECV && (o->peer == m->src || o->peer == ACCDMA_ANY_SOURCE);
+}
+
 /* A small send: into our ring from @src at the position it was given. */
 static void serve_eager(struct fw_device *fd, const struct q_msg *m)
 {
@@ -90,22 +123,21 @@ static void meet(struct fw_device *fd, const struct q_msg *m, const struct q_rdv
 }
 
 /* Our send waiting at a far receiver is cleared to write: its engine does
- * (fw_far_write_cleared()). Only if it is still that op, cleared once; a
- * clearance for no such op (the receiver met a forged announcement) fails
- * the recv it names, which would otherwise wait for a finish never sent. */
+ * (fw_far_write_cleared()). Only if it is still that op, a send to that
+ * receiver, cleared once; a clearance for no such op (the receiver met a
+ * forged announcement) fails the recv it names, which would otherwise wait
+ * for a finish never sent. */
 static void serve_cts(struct fw_device *fd, const struct q_msg *m)
 {
-	const struct q_geom *g = &fd->w->g;
 	uint32_t idle = FW_CLEAR_NONE;
 	struct q_msg_cts r;
+	struct named_op o;
 	struct fw_op *op;
-	struct q_cpl *c;
 
 	if (m->len != sizeof(r))
 		return;
 	memcpy(&r, m->data, sizeof(r));
-	c = m->queue < g->nq && m->slot < g->depth ? &q_cpls(fd->w, fd->id, m->queue)[m->slot] : NULL;
-	if (!c || os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen) {
+	if (!partner_op(fd, m, 0, &o)) {
 		finish(fd, m->src, r.queue, r.slot, r.gen, ACCDMA_ST_PEER_ERROR, 0);
 		return;
 	}
@@ -114,7 +146,7 @@ static void serve_cts(struct fw_device *fd, const struct q_msg *m)
 		return; /* cleared twice: a peer gone wrong */
 	op->clear = (struct q_rdv){ .dev = m->src, .key = m->key, .offset = m->offset, .length = m->length,
 				    .queue = (uint16_t)r.queue, .slot = r.slot, .gen = r.gen };
-	op->clear_gen = m->gen;
+	os_store(&op->clear_gen, m->gen, OS_RELAXED);
 	os_store(&op->cleared, FW_CLEARED, OS_RELEASE);
 	fw_direct_kick(fd, fd->id); /* its engine may sleep */
 }
@@ -344,34 +376,42 @@ static void serve_withdraw(struct fw_device *fd, const struct q_msg *m)
 }
 
 /* Our op (@m->queue, @m->slot) that waited for a far partner is finished by
- * it: only if it is still that op (posted, same generation). */
+ * it: only if it is still that op, a send or recv with that partner, and not
+ * a send it cleared to write (it ends with its write: finishing it would
+ * complete it while the write still reads its memory, and the write would
+ * never be taken back). */
 static void serve_fin(struct fw_device *fd, const struct q_msg *m)
 {
 	const struct q_arena *w = fd->w;
-	struct q_cpl *c;
+	enum accdma_status st = (enum accdma_status)m->status;
+	uint64_t bytes = m->length;
+	struct named_op o;
+	struct fw_op *op;
+	uint32_t cl;
 
 	if (m->pos && fd->stage_slots)
 		fw_stage_unstaged(fd, (uint32_t)m->src, m->pos - 1); /* the slot our staged send used */
-	if (m->queue >= w->g.nq || m->slot >= w->g.depth || m->status >= ACCDMA_ST__COUNT)
-		return;
-	c = &q_cpls(w, fd->id, m->queue)[m->slot];
-	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen)
+	if (m->status >= ACCDMA_ST__COUNT || !partner_op(fd, m, 1, &o))
 		return; /* stale or forged */
-	fw_complete_record(w, fd->sh, q_queue(w, fd->id, m->queue), c, (enum accdma_status)m->status, m->length,
-			   0, 1);
+	op = &fd->queues[m->queue].ops[m->slot];
+	cl = os_load(&op->cleared, OS_ACQUIRE);
+	if ((cl == FW_CLEARED || cl == FW_CLEAR_WRITING) && os_load(&op->clear_gen, OS_RELAXED) == m->gen)
+		return; /* forged: a send cleared to write ends with its write */
+	if (bytes > o.length) { /* more than the op holds: its partner went wrong */
+		st = ACCDMA_ST_PEER_ERROR;
+		bytes = 0;
+	}
+	fw_complete_record(w, fd->sh, q_queue(w, fd->id, m->queue), o.c, st, bytes, 0, 1);
 }
 
-/* Our send found no room in its receiver's table: its engine announces it again. */
+/* Our send found no room in its receiver's table (so it says): its engine announces it again. */
 static void serve_busy(struct fw_device *fd, const struct q_msg *m)
 {
-	struct q_cpl *c;
+	struct named_op o;
 
-	if (m->queue >= fd->w->g.nq || m->slot >= fd->w->g.depth)
+	if (!partner_op(fd, m, 0, &o))
 		return;
-	c = &q_cpls(fd->w, fd->id, m->queue)[m->slot];
-	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&c->gen, OS_ACQUIRE) != m->gen)
-		return;
-	os_store(&c->handoff, 1, OS_RELEASE);
+	os_store(&o.c->handoff, 1, OS_RELEASE);
 	fw_direct_kick(fd, fd->id);
 }
 

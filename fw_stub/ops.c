@@ -90,7 +90,7 @@ static uint32_t clearance(struct fw_op *op)
 
 	if (cl == FW_CLEARED && op->d.kind != ACCDMA_OP_SEND)
 		return FW_CLEAR_NONE;
-	if (cl == FW_CLEARED && op->clear_gen != op->gen) {
+	if (cl == FW_CLEARED && os_load(&op->clear_gen, OS_RELAXED) != op->gen) {
 		os_store(&op->cleared, FW_CLEAR_NONE, OS_RELAXED);
 		return FW_CLEAR_NONE;
 	}

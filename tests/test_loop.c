@@ -18,7 +18,10 @@
  *  - forged clearances: one asking for more than the send, one naming a
  *    bad key: only that send fails, nothing is written;
  *  - a hostile peer: forged, stale and malformed messages are dropped or
- *    fail only the ops they name, and the world goes on working.
+ *    fail only the ops they name, and the world goes on working;
+ *  - finishes, clearances and "no room" only from an op's partner: not for a send
+ *    whose write is in flight, not from another device, never for more
+ *    bytes than the recv holds.
  *
  * The rest of the suite runs over loop too (`make check`'s check-loop).
  */
@@ -450,6 +453,97 @@ static void test_hostile_clearance(void **state)
 	th_close(w);
 }
 
+/* Finishes and clearances that only an op's partner may send, in a world of
+ * three: a finish for a send whose write is in flight (it ends with its
+ * write: finished early, its memory would be read after it completed), one
+ * from a device that is not the op's partner, one claiming more bytes than
+ * the recv holds, and a clearance and a "no room" from a device that is not
+ * the send's receiver. None may complete or fail what it names; each op
+ * then ends as its real partner says. */
+static void test_hostile_finish(void **state)
+{
+	(void)state;
+	accdma_world *w = loop_open(3, 1);
+	uint64_t base[DRV_LOOP__COUNT], cnt[DRV_LOOP__COUNT];
+	uint8_t *a, *b, *c;
+	accdma_key ka = th_alloc(w, 0, BIG, (void **)&a);
+	accdma_key kb = th_alloc(w, 1, BIG, (void **)&b);
+	accdma_key kc = th_alloc(w, 2, BIG, (void **)&c);
+	struct q_msg_cts named = { .queue = 0, .slot = 0, .gen = 1 };
+	struct accdma_op_info info;
+	accdma_token s, r;
+	struct q_msg m;
+
+	th_fill_pattern(a, BIG, 5);
+	th_fill_u8(b, BIG, 0x55);
+	th_fill_u8(c, BIG, 0x66);
+	/* a send whose write is in flight: a finish for it is dropped */
+	assert_int_equal(drv_loop_hold_writes(w, 1), 0);
+	loop_counts(w, base, NULL);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 21, kb, 0, BIG, NULL, 0, &r), 0);
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 21, ka, 0, BIG, NULL, 0, &s), 0);
+	loop_wait_counted(w, base, DRV_LOOP_WRITES, DRV_LOOP_WRITES, 1);
+	wait_moved(w, r, BIG); /* its finish went right behind the data */
+	m = loop_msg_about(Q_MSG_FIN, s);
+	m.length = BIG;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	th_pending(w, s);
+	assert_int_equal(drv_loop_hold_writes(w, 0), 0);
+	wait_moved(w, s, BIG);
+	assert_memory_equal(b, a, BIG);
+
+	/* a recv from device 1: device 2's finish for it, and device 1's
+	 * claiming more than it holds */
+	th_fill_u8(b, BIG, 0x55);
+	assert_int_equal(accdma_recv(th_q(w, 0), 1, 22, ka, 0, 4096, NULL, 0, &r), 0);
+	th_kick(w, 0, 1);
+	m = loop_msg_about(Q_MSG_FIN, r);
+	m.src = 2;
+	m.status = ACCDMA_ST_PEER_ERROR;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	th_pending(w, r);
+	m.src = 1;
+	m.status = ACCDMA_OK;
+	m.length = 1ull << 40;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	assert_int_equal(accdma_op_info(w, r, &info), 0);
+	assert_int_equal(info.stage, ACCDMA_STAGE_DONE);
+	th_assert_st(info.status, ACCDMA_ST_PEER_ERROR);
+	assert_int_equal(info.moved, 0);
+	th_wait_st(w, r, ACCDMA_ST_PEER_ERROR);
+
+	/* a send to device 1 waiting for its recv: device 2 clears it */
+	assert_int_equal(accdma_send(th_q(w, 0), 1, 23, ka, 0, BIG, NULL, 0, &s), 0);
+	th_kick(w, 0, 1);
+	m = loop_msg_about(Q_MSG_CTS, s);
+	m.src = 2;
+	m.key = kc;
+	m.length = BIG;
+	m.len = sizeof(named);
+	memcpy(m.data, &named, sizeof(named));
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	th_pending(w, s);
+	th_check_u8(c, BIG, 0x66, "device 2's memory after its clearance");
+	/* ... and says device 1's table had no room for it: not announced again */
+	loop_counts(w, base, NULL);
+	m = loop_msg_about(Q_MSG_BUSY, s);
+	m.src = 2;
+	assert_int_equal(drv_loop_inject(w, &m), 0);
+	th_kick(w, 0, 2);
+	loop_counts(w, cnt, base);
+	assert_int_equal(cnt[Q_MSG_RTS], 0);
+	th_pending(w, s);
+	assert_int_equal(accdma_recv(th_q(w, 1), 0, 23, kb, 0, BIG, NULL, 0, &r), 0);
+	wait_moved(w, r, BIG);
+	wait_moved(w, s, BIG);
+	assert_memory_equal(b, a, BIG);
+	th_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_clearance),
 		cmocka_unit_test(test_writes_refused),
 		cmocka_unit_test(test_hostile_peer),
+		cmocka_unit_test(test_hostile_finish),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

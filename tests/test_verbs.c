@@ -21,6 +21,8 @@
  *    race made to happen (fw_race_set(FW_RACE_PASS)): the receiver's engine
  *    stands between serving its messages and moving its queues while the
  *    finish lands and the goodbye comes;
+ *  - three ranks, one of which says in another's name that its send
+ *    failed: the lie is dropped, and the real send arrives whole;
  *  - a rank of another shape cannot join: both opens fail and say why;
  *  - a wrong GID (in the test VM: index 0, the link-local one, which no
  *    route carries there): both opens fail, and each rank says which pair
@@ -35,6 +37,7 @@
 #include <stdatomic.h>
 
 #include "driver/internal.h"
+#include "driver/verbs/verbs.h"
 #include "fw_stub/fw.h"
 
 /* Both ranks allocate in the same order, so a region's key is the same number on both. */
@@ -321,6 +324,57 @@ static void rank_goodbye_mid_pass(int rank)
 	close_after_send(rank, &h);
 }
 
+/* Three ranks: rank 1 says, in rank 2's name, that rank 2's send to rank 0
+ * failed (SFAIL, for the first few sends of the tag); then rank 2 really
+ * sends. A process may speak only for its own devices: rank 0 drops the
+ * lie, and its recv from rank 2 completes OK with rank 2's bytes. */
+static void rank_impersonated(int rank)
+{
+	accdma_queue *q;
+	accdma_key k;
+	accdma_token t;
+	accdma_world *w = rank_joined(rank, &q, &k);
+	enum accdma_status st;
+	uint8_t *p = accdma_mem_ptr(w, rank, k, NULL);
+	uint64_t got = 0;
+
+	CHECK(p != NULL);
+	if (rank == 1) {
+		for (uint64_t seq = 0; seq < 4; seq++) {
+			struct q_msg m;
+
+			memset(&m, 0, sizeof(m));
+			m.type = Q_MSG_SFAIL;
+			m.src = 2;
+			m.dst = 0;
+			m.tag = 80;
+			m.seq = seq;
+			m.status = ACCDMA_ST_PEER_ERROR;
+			CHECK(vb_ctl_send(vb_of(w), 0, &m) == 0);
+		}
+		usleep(100000);
+	}
+	CHECK(accdma_barrier(q, NULL, 0, &t) == 0 && wait_st(w, t, NULL) == ACCDMA_OK);
+	if (rank == 2) {
+		for (uint32_t i = 0; i < 4096; i++)
+			p[i] = (uint8_t)(i * 3 + 5);
+		CHECK(accdma_send(q, 0, 80, k, 0, 4096, NULL, 0, &t) == 0);
+		CHECK(wait_st(w, t, NULL) == ACCDMA_OK);
+	} else if (rank == 0) {
+		CHECK(accdma_recv(q, 2, 80, k, 0, 4096, NULL, 0, &t) == 0);
+		st = wait_st(w, t, &got);
+		if (st != ACCDMA_OK || got != 4096)
+			fprintf(stderr, "rank 0: recv from rank 2: %s, %llu bytes\n", accdma_status_str(st),
+				(unsigned long long)got);
+		CHECK(st == ACCDMA_OK && got == 4096);
+		for (uint32_t i = 0; i < 4096; i++)
+			CHECK(p[i] == (uint8_t)(i * 3 + 5));
+	}
+	CHECK(accdma_barrier(q, NULL, 0, &t) == 0 && wait_st(w, t, NULL) == ACCDMA_OK);
+	CHECK(accdma_world_close(w) == 0);
+	_exit(0);
+}
+
 /* Rank 1 asks for two queues, rank 0 for one: the join refuses it, and both opens fail. */
 static void rank_misfit(int rank)
 {
@@ -385,6 +439,17 @@ static void test_goodbye_mid_pass(void **state)
 	run_ranks_ok(rank_goodbye_mid_pass);
 }
 
+static void test_impersonated(void **state)
+{
+	int st[3];
+
+	(void)state;
+	need_rdma();
+	run_n_ranks(rank_impersonated, 3, st, devs());
+	for (int r = 0; r < 3; r++)
+		assert_int_equal(st[r], 0);
+}
+
 static void test_no_inline(void **state)
 {
 	(void)state;
@@ -442,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_rank_killed),
 		cmocka_unit_test(test_close_after_send),
 		cmocka_unit_test(test_goodbye_mid_pass),
+		cmocka_unit_test(test_impersonated),
 		cmocka_unit_test(test_misfit_refused),
 		cmocka_unit_test(test_wrong_gid),
 		cmocka_unit_test_teardown(test_no_inline, inline_default),

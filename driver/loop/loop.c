@@ -29,6 +29,7 @@ struct loop_link {
 	struct drv_inbox *inbox; /* by device */
 	_Atomic uint64_t counts[DRV_LOOP__COUNT]; /* what crossed the link, for the tests */
 	_Atomic uint32_t refuse; /* writes still to refuse (drv_loop_refuse_writes()) */
+	_Atomic uint32_t hold;   /* writes stay in flight (drv_loop_hold_writes()) */
 	uint8_t *stage;          /* staging slots: [dev][src][q_stage_slots()], Q_STAGE_BYTES each */
 	size_t stage_bytes;
 };
@@ -81,7 +82,7 @@ static int refused(struct loop_link *ll)
 	return refuse != 0;
 }
 
-/* A write is done as it starts: its handle is its outcome (plus one). */
+/* A write moves its data as it starts (done then, unless held): its handle is its outcome (plus one). */
 static enum accdma_status loop_write(struct fw_link *l, uint32_t dev, uint32_t key, uint64_t off, uint64_t len,
 				     const void *src, uint64_t *req)
 {
@@ -132,7 +133,8 @@ static enum accdma_status loop_stage(struct fw_link *l, uint32_t slot, const voi
 
 static int loop_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st)
 {
-	(void)l;
+	if (atomic_load_explicit(&loop_of(l)->hold, memory_order_acquire))
+		return 0;
 	*st = req && req <= ACCDMA_ST__COUNT ? (enum accdma_status)(req - 1) : ACCDMA_ST_DMA_ERROR;
 	return 1;
 }
@@ -228,6 +230,14 @@ int drv_loop_refuse_writes(accdma_world *w, uint32_t n)
 	if (drv_world_check(w) || w->tp != &drv_transport_loop)
 		return -EINVAL;
 	atomic_store(&((struct loop_link *)w->tp_state)->refuse, n);
+	return 0;
+}
+
+int drv_loop_hold_writes(accdma_world *w, int hold)
+{
+	if (drv_world_check(w) || w->tp != &drv_transport_loop)
+		return -EINVAL;
+	atomic_store(&((struct loop_link *)w->tp_state)->hold, hold ? 1u : 0u);
 	return 0;
 }
 

@@ -38,4 +38,12 @@ int drv_loop_inject(accdma_world *w, const struct q_msg *m);
  */
 int drv_loop_refuse_writes(accdma_world *w, uint32_t n);
 
+/**
+ * drv_loop_hold_writes() - while @hold, the link's writes stay in flight:
+ * their data has moved, but nobody learns that they are done (as a verbs
+ * write waiting for its acknowledgement). 0 lets them finish.
+ * Return: 0, or -EINVAL if @w is not an open loop world.
+ */
+int drv_loop_hold_writes(accdma_world *w, int hold);
+
 #endif /* ACCDMA_DRIVER_LOOP_H */

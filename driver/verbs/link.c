@@ -101,16 +101,38 @@ void vb_deliver(struct vb *v, const struct q_msg *m)
 		q_engine_kick(q_dev(&v->w->a, (uint32_t)m->dst), 0);
 }
 
-/* A message arrived in receive buffer @i: an engine's goes to its device's
- * inbox, the link's own is answered by the caller after the poll. */
-static void arrived(struct vb *v, uint32_t i, uint32_t bytes, struct q_msg *ctl, int *nctl)
+/**
+ * vb_msg_sender() - the process that sent message @m, @bytes long, which
+ * arrived on our queue pair numbered @qpn: the process of the device @m says
+ * it is from, if that process's queue pair is the one it came on.
+ * Return: the process, or -1 for a torn message, or one that speaks for
+ * another process or for us (whose every message would be believed).
+ */
+int vb_msg_sender(const struct vb *v, const struct q_msg *m, uint32_t bytes, uint32_t qpn)
+{
+	int proc;
+
+	if (bytes < Q_MSG_HEAD_BYTES || bytes != q_msg_bytes(m))
+		return -1;
+	if (m->src < 0 || (uint32_t)m->src >= v->w->a.g.ndev)
+		return -1;
+	proc = vb_proc_of(v, (uint32_t)m->src);
+	if (proc >= v->nprocs || proc == v->self || !v->qp || !v->qp[proc] || v->qp[proc]->qp_num != qpn)
+		return -1;
+	return proc;
+}
+
+/* A message arrived in receive buffer @i on our queue pair @qpn: an engine's
+ * goes to its device's inbox, the link's own is answered by the caller after
+ * the poll. Receive buffers take no remote writes, so it cannot change now. */
+static void arrived(struct vb *v, uint32_t i, uint32_t bytes, uint32_t qpn, struct q_msg *ctl, int *nctl)
 {
 	const struct q_msg *m = (const struct q_msg *)(v->rbuf + (size_t)i * VB_MSG_BYTES);
 	struct accdma_world *w = v->w;
 	uint32_t dst = (uint32_t)m->dst;
 
-	if (bytes < Q_MSG_HEAD_BYTES || bytes != q_msg_bytes(m))
-		return; /* a torn or lying message: dropped */
+	if (vb_msg_sender(v, m, bytes, qpn) < 0)
+		return; /* torn, lying, or from another than it says: dropped */
 	if (m->type >= VB_PING) {
 		memcpy(&ctl[(*nctl)++], m, Q_MSG_HEAD_BYTES);
 		return;
@@ -179,7 +201,7 @@ static int poll_cq_as(struct vb *v, int poller)
 				vb_stage_landed(v, proc_of_qpn(v, wc[k].qp_num), ntohl(wc[k].imm_data),
 						wc[k].byte_len);
 			else
-				arrived(v, i, wc[k].byte_len, ctl, &nctl);
+				arrived(v, i, wc[k].byte_len, wc[k].qp_num, ctl, &nctl);
 			post_recv(v, i);
 			break;
 		case WR_SEND:

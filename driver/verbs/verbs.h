@@ -224,6 +224,7 @@ int vb_link_write_done(struct fw_link *l, uint64_t req, enum accdma_status *st);
 void vb_link_flush(struct vb *v);
 int vb_link_check_paths(struct vb *v, char *err, size_t errlen);
 void vb_link_close(struct vb *v);
+int vb_msg_sender(const struct vb *v, const struct q_msg *m, uint32_t bytes, uint32_t qpn);
 int vb_ctl_send(struct vb *v, int proc, const struct q_msg *m);
 void vb_mark_lost(struct vb *v, int proc, uint32_t why);
 void vb_deliver(struct vb *v, const struct q_msg *m);
