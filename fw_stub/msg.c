@@ -71,6 +71,9 @@ static int partner_op(const struct fw_device *fd, const struct q_msg *m, int rec
 	o->kind = d->kind;
 	o->peer = d->peer;
 	o->length = d->length;
+	/* still posted, same generation: what was read is that op's */
+	if (os_load(&o->c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&o->c->gen, OS_ACQUIRE) != m->gen)
+		return 0;
 	if (o->kind == ACCDMA_OP_SEND)
 		return o->peer == m->src;
 	return recv_too && o->kind == ACCDMA_OP_RECV && (o->peer == m->src || o->peer == ACCDMA_ANY_SOURCE);

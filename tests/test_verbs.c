@@ -430,8 +430,6 @@ static void test_close_after_send(void **state)
 		run_ranks_ok(rank_close_after_send);
 }
 
-/* Every message from a send buffer, as on a device that takes nothing
- * inline: the transfers, and a close right after a send, flushed all the same. */
 static void test_goodbye_mid_pass(void **state)
 {
 	(void)state;
@@ -450,6 +448,8 @@ static void test_impersonated(void **state)
 		assert_int_equal(st[r], 0);
 }
 
+/* Every message from a send buffer, as on a device that takes nothing
+ * inline: the transfers, and a close right after a send, flushed all the same. */
 static void test_no_inline(void **state)
 {
 	(void)state;
