@@ -166,8 +166,8 @@ static void serve_ctl(struct vb *v, const struct q_msg *m)
 	case VB_REVOKE:
 		vb_region_serve(v, m);
 		break;
-	case VB_ACK:
-		atomic_fetch_add(&v->acks, 1);
+	case VB_ACK: /* it names the publication it answers */
+		atomic_store(&v->acked[proc], (uint32_t)m->seq);
 		break;
 	case VB_STAGE:
 		vb_stage_serve(v, proc, m);

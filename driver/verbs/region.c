@@ -14,29 +14,34 @@
 
 #include "driver/verbs/verbs.h"
 
-/* Send @m to every live peer and wait until each has answered. */
-static int tell_everyone(struct vb *v, struct q_msg *m)
+/* Send @m, publication number v->pub_seq + 1, to every live peer and, if
+ * @wait, wait until each has answered it (an ack names the publication it
+ * answers, so a late one counts for nothing else). We read them off the
+ * queue ourselves: the poller may be in a long nap (VB_POLLER_MAX_NAP_NS). */
+static int tell_everyone(struct vb *v, struct q_msg *m, int wait)
 {
-	uint32_t want = atomic_load(&v->acks);
+	uint32_t seq = ++v->pub_seq;
+	uint8_t *told = v->told;
 	struct timespec t0, t;
 
+	m->seq = seq;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int p = 0; p < v->nprocs; p++) {
+		told[p] = 0;
 		if (p == v->self || atomic_load(&v->proc_lost[p]))
 			continue;
 		m->dst = (int32_t)(p * v->L);
-		if (!vb_ctl_send(v, p, m))
-			want++;
+		told[p] = !vb_ctl_send(v, p, m);
 	}
-	/* Acks are counted, not named: calls that publish are serialised
-	 * (v->pub_lock). We read them off the queue ourselves: the poller may
-	 * be in a long nap (VB_POLLER_MAX_NAP_NS). */
-	while ((int32_t)(atomic_load(&v->acks) - want) < 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > v->w->opts.peer_timeout_ms)
-			return -ETIMEDOUT;
-		if (vb_link_poll(v) <= 0)
-			usleep(50);
+	for (int p = 0; wait && p < v->nprocs; p++) {
+		while (told[p] && !atomic_load(&v->proc_lost[p]) && (int32_t)(atomic_load(&v->acked[p]) - seq) < 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
+			    v->w->opts.peer_timeout_ms)
+				return -ETIMEDOUT;
+			if (vb_link_poll(v) <= 0)
+				usleep(50);
+		}
 	}
 	return 0;
 }
@@ -70,7 +75,17 @@ int vb_region_added(struct accdma_world *w, int dev, uint32_t key, void *addr, u
 	m.offset = (uintptr_t)addr;
 	m.length = size;
 	m.gen = l->mr->rkey;
-	rc = tell_everyone(v, &m);
+	rc = tell_everyone(v, &m, 1);
+	if (rc) {
+		/* The caller frees the memory now: the peers that took the key
+		 * give it back, and it opens nothing once unregistered. */
+		m.type = VB_REVOKE;
+		tell_everyone(v, &m, 0);
+		pthread_mutex_lock(&v->lreg_lock);
+		memset(l, 0, sizeof(*l));
+		pthread_mutex_unlock(&v->lreg_lock);
+		ibv_dereg_mr(mr);
+	}
 	pthread_mutex_unlock(&v->pub_lock);
 	if (rc)
 		fprintf(stderr, "accdma: verbs: a peer did not acknowledge region %#x of device %d in time\n", key,
@@ -91,7 +106,7 @@ void vb_region_removed(struct accdma_world *w, int dev, uint32_t key)
 		m.type = VB_REVOKE;
 		m.src = dev;
 		m.key = key;
-		tell_everyone(v, &m); /* a peer that does not answer is gone, or will be */
+		tell_everyone(v, &m, 1); /* a peer that does not answer is gone, or will be */
 		pthread_mutex_lock(&v->lreg_lock);
 		mr = l->mr;
 		memset(l, 0, sizeof(*l));
@@ -124,6 +139,7 @@ void vb_region_serve(struct vb *v, const struct q_msg *m)
 	}
 	memset(&ack, 0, sizeof(ack));
 	ack.type = VB_ACK;
+	ack.seq = m->seq;
 	ack.src = (int32_t)(v->self * v->L);
 	ack.dst = m->src;
 	vb_ctl_send(v, proc, &ack);

@@ -92,13 +92,15 @@ static int alloc_state(struct accdma_world *w, struct vb *v)
 	v->inline_done = calloc(n, sizeof(*v->inline_done));
 	v->buf_sent = calloc(n, sizeof(*v->buf_sent));
 	v->buf_done = calloc(n, sizeof(*v->buf_done));
+	v->acked = calloc(n, sizeof(*v->acked));
+	v->told = calloc(n, sizeof(*v->told));
 	v->inbox = calloc(w->a.g.ndev, sizeof(*v->inbox));
 	v->rreg = calloc((size_t)w->a.g.ndev * Q_MAX_REGIONS, sizeof(*v->rreg));
 	v->lreg = calloc((size_t)v->L * Q_MAX_REGIONS, sizeof(*v->lreg));
 	v->stage_mr = calloc(n, sizeof(*v->stage_mr));
 	v->rstage = calloc(n, sizeof(*v->rstage));
-	if (!v->hellos || !v->qpns || !v->qp || !v->conns || !v->pings || !v->proc_lost || !v->inline_sent || !v->inline_done ||
-	    !v->buf_sent || !v->buf_done || !v->inbox ||
+	if (!v->hellos || !v->qpns || !v->qp || !v->conns || !v->pings || !v->proc_lost || !v->inline_sent ||
+	    !v->inline_done || !v->acked || !v->told || !v->buf_sent || !v->buf_done || !v->inbox ||
 	    !v->rreg || !v->lreg || !v->stage_mr || !v->rstage)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < w->a.g.ndev; d++)
@@ -133,6 +135,8 @@ static void verbs_close(struct accdma_world *w)
 	free((void *)v->proc_lost);
 	free((void *)v->inline_sent);
 	free((void *)v->inline_done);
+	free((void *)v->acked);
+	free(v->told);
 	free((void *)v->buf_sent);
 	free((void *)v->buf_done);
 	free(v->inbox);

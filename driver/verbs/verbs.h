@@ -167,10 +167,12 @@ struct vb {
 	_Atomic int napping;
 	struct drv_inbox *inbox; /* by device (only ours used) */
 	struct vb_rregion *rreg; /* [ndev][Q_MAX_REGIONS] */
-	pthread_mutex_t pub_lock;  /* one publication at a time (acks are counted) */
+	pthread_mutex_t pub_lock;  /* one publication at a time */
 	pthread_mutex_t lreg_lock; /* the table below */
 	struct vb_lregion *lreg; /* [L][Q_MAX_REGIONS] */
-	_Atomic uint32_t acks;
+	uint32_t pub_seq;          /* publications so far (under pub_lock) */
+	_Atomic uint32_t *acked;   /* by process: the last publication it acknowledged */
+	uint8_t *told;             /* by process: the publication under way went to it (under pub_lock) */
 	uint8_t *stage;           /* staging slots, by sending process (stage.c) */
 	size_t stage_len;
 	struct ibv_mr **stage_mr; /* by process: its block */
