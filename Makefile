@@ -73,7 +73,7 @@ LIB_SRCS := $(filter-out queue/os_kernel% $(if $(HAVE_VERBS),,driver/verbs/%),\
               $(wildcard driver/*.c driver/*/*.c queue/*.c dma/*.c fw_stub/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
-TEST_SRCS := $(filter-out $(if $(HAVE_VERBS),,tests/test_verbs.c tests/test_verbs_cut.c tests/test_verbs_stage.c tests/test_verbs_sender.c tests/test_verbs_region.c),$(wildcard tests/test_*.c))
+TEST_SRCS := $(filter-out $(if $(HAVE_VERBS),,tests/test_verbs.c tests/test_verbs_cut.c tests/test_verbs_stage.c tests/test_verbs_sender.c tests/test_verbs_region.c tests/test_verbs_hello.c),$(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)

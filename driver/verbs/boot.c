@@ -42,8 +42,6 @@
 
 #include "driver/verbs/verbs.h"
 
-#define VB_BOOT_MAGIC 0xacc0b0e5u
-
 enum { BT_HELLO = 1, BT_TABLE, BT_READY, BT_GO, BT_FAIL, BT_LOST, BT_BYE, BT_DOWN };
 
 struct bt_hdr {
@@ -157,8 +155,13 @@ static int boot_port(const struct accdma_world_opts *o)
 	return o->master_port > 0 && o->master_port < 65535 ? o->master_port + 1 : 29501;
 }
 
-/* A hello from a rank of this job, shaped like ours? */
-static const char *hello_wrong(const struct vb *v, const struct vb_hello *mine, const struct vb_hello *h)
+/**
+ * vb_hello_wrong() - is hello @h, which rank 0 (@v, its own hello @mine)
+ * read from a connection, from a rank of this job, shaped like ours, that
+ * has not joined yet? Every rank prints its device name: it must end.
+ * Return: NULL if so, else what is wrong, for the refusal.
+ */
+const char *vb_hello_wrong(const struct vb *v, const struct vb_hello *mine, const struct vb_hello *h)
 {
 	if (h->magic != VB_BOOT_MAGIC || h->version != mine->version)
 		return "a different accdma version";
@@ -172,6 +175,8 @@ static const char *hello_wrong(const struct vb *v, const struct vb_hello *mine, 
 		return "a rank out of range";
 	if (v->conns[h->rank] >= 0)
 		return "a rank that already joined";
+	if (!memchr(h->dev, '\0', sizeof(h->dev)))
+		return "a malformed hello (its device name does not end)";
 	return NULL;
 }
 
@@ -229,7 +234,7 @@ static int master_join(struct vb *v, const struct vb_hello *mine, uint64_t deadl
 			close(fd);
 			continue;
 		}
-		why = hello_wrong(v, mine, hh);
+		why = vb_hello_wrong(v, mine, hh);
 		if (why) {
 			bt_send(fd, BT_FAIL, 0, why, (uint32_t)strlen(why) + 1);
 			say(v, "accdma: verbs: rank %d at %s: refused a join from %s\n", why);

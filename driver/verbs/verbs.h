@@ -74,6 +74,8 @@ enum vb_ctl {
 /* sends, inline and buffered, plus every write in flight (VB_CHUNKS requests each) */
 #define VB_SQ_DEPTH (VB_INLINE_MAX + VB_SEND_BUFS + VB_WRITES * VB_CHUNKS)
 
+#define VB_BOOT_MAGIC 0xacc0b0e5u /* every message of the join, and the hello */
+
 /** struct vb_hello - what a process tells the others at join (crosses hosts). */
 struct vb_hello {
 	uint32_t magic;
@@ -211,6 +213,7 @@ static inline int vb_proc_of(const struct vb *v, uint32_t dev)
 
 /* boot.c */
 int vb_boot_join(struct vb *v, const struct vb_hello *mine);
+const char *vb_hello_wrong(const struct vb *v, const struct vb_hello *mine, const struct vb_hello *h);
 int vb_boot_ready(struct vb *v, const char *err);
 int vb_boot_monitor_start(struct vb *v);
 void vb_boot_end(struct vb *v);
