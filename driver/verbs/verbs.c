@@ -60,8 +60,8 @@ static void hello_of(struct vb *v, struct vb_hello *h)
 	uint32_t *qpn = (uint32_t *)(h + 1);
 
 	memset(h, 0, sizeof(*h));
-	h->magic = 0xacc0b0e5u;
-	h->version = 3; /* 2: staged sends; 3: each as one write with immediate */
+	h->magic = VB_BOOT_MAGIC;
+	h->version = 4; /* 2: staged sends; 3: each as one write with immediate; 4: acks name their publication */
 	h->cookie = v->cookie;
 	h->rank = (uint32_t)v->self;
 	h->nprocs = (uint32_t)v->nprocs;
