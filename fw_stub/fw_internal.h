@@ -289,6 +289,14 @@ void fw_op_finish(struct fw_device *fd, struct fw_op *op);
 void fw_complete_record(const struct q_arena *w, struct q_dev_sh *d, struct q_queue_sh *qs, struct q_cpl *c,
 			enum accdma_status st, uint64_t bytes, int own, int kick_all);
 
+/* Does record @c still hold the posted op of generation @gen (not done, not
+ * reused)? State first: if it is a newer op's POSTED, the generation read
+ * after it (ordered by the acquire) is the newer one too, and we see the change. */
+static inline int fw_cpl_holds(const struct q_cpl *c, uint32_t gen)
+{
+	return os_load(&c->state, OS_ACQUIRE) == Q_SLOT_POSTED && os_load(&c->gen, OS_ACQUIRE) == gen;
+}
+
 /* split.c */
 int fw_copy(struct fw_device *fd, void *dst, const void *src, uint64_t len);
 int fw_copy_vm(struct fw_device *fd, int32_t pid, void *local, uint64_t remote, uint64_t len, int to_remote);

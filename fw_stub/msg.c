@@ -43,11 +43,9 @@ static int our_recv(const struct fw_device *fd, const struct q_rdv *e)
 	       fw_direct_op_posted(fd, e->dev, e->queue, e->slot);
 }
 
-/* What a message about one of our ops may act on: its kind, partner, length. */
+/* What a message about one of our ops may act on: its record and length. */
 struct named_op {
 	struct q_cpl *c;
-	uint16_t kind;
-	int32_t peer;
 	uint64_t length;
 };
 
@@ -61,22 +59,23 @@ static int partner_op(const struct fw_device *fd, const struct q_msg *m, int rec
 {
 	const struct q_arena *w = fd->w;
 	const struct q_desc *d;
+	uint16_t kind;
+	int32_t peer;
 
 	if (m->queue >= w->g.nq || m->slot >= w->g.depth)
 		return 0;
 	o->c = &q_cpls(w, fd->id, m->queue)[m->slot];
-	if (os_load(&o->c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&o->c->gen, OS_ACQUIRE) != m->gen)
+	if (!fw_cpl_holds(o->c, m->gen))
 		return 0;
 	d = &fd->queues[m->queue].desc[m->slot]; /* the host's, and fixed while the op is posted */
-	o->kind = d->kind;
-	o->peer = d->peer;
+	kind = d->kind;
+	peer = d->peer;
 	o->length = d->length;
-	/* still posted, same generation: what was read is that op's */
-	if (os_load(&o->c->state, OS_ACQUIRE) != Q_SLOT_POSTED || os_load(&o->c->gen, OS_ACQUIRE) != m->gen)
+	if (!fw_cpl_holds(o->c, m->gen)) /* reused meanwhile: what was read is another op's */
 		return 0;
-	if (o->kind == ACCDMA_OP_SEND)
-		return o->peer == m->src;
-	return recv_too && o->kind == ACCDMA_OP_RECV && (o->peer == m->src || o->peer == ACCDMA_ANY_SOURCE);
+	if (kind == ACCDMA_OP_SEND)
+		return peer == m->src;
+	return recv_too && kind == ACCDMA_OP_RECV && (peer == m->src || peer == ACCDMA_ANY_SOURCE);
 }
 
 /* A small send: into our ring from @src at the position it was given. */

@@ -25,13 +25,7 @@ static int is_pair_op(const struct fw_op *op)
  */
 static int waiting_op_pending(const struct fw_queue *q, const struct fw_op *op)
 {
-	const struct q_cpl *c = &q->cpl[op->slot];
-
-	/* State first: if it is a newer op's POSTED, the generation read after it
-	 * (ordered by the acquire) is the newer one too, and we see the change. */
-	if (os_load(&c->state, OS_ACQUIRE) != Q_SLOT_POSTED)
-		return 0;
-	return os_load(&c->gen, OS_ACQUIRE) == op->gen;
+	return fw_cpl_holds(&q->cpl[op->slot], op->gen);
 }
 
 /* A waiting op was completed by its partner (or by the eager scan) and leaves
